@@ -1,0 +1,167 @@
+"""The ``codev-ls`` command: the language server, and the terminal runner.
+
+    codev-ls                         LSP over stdio (what editors start)
+    codev-ls --tcp HOST:PORT         LSP over TCP, for debugging
+    codev-ls --version
+    codev-ls tool NAME 'JSON' [--mode MODE] [--cwd DIR] [--yes] [--json]
+
+Exit codes of ``tool``: 0 success, 1 error/rejected/interrupted, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from codev_ls import __version__
+from codev_ls.permissions.types import PERMISSION_MODES, parse_mode
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with a one-line message (its default, made explicit)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"codev-ls: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _mode_arg(value: str) -> str:
+    mode = parse_mode(value)
+    if mode is None:
+        raise argparse.ArgumentTypeError(
+            f"unknown permission mode {value!r} (choose from {', '.join(PERMISSION_MODES)})"
+        )
+    return mode
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="codev-ls",
+        description="Codev LS: an AI coding assistant's tool engine, as a language server.",
+    )
+    parser.add_argument("--version", action="version", version=f"codev-ls {__version__}")
+    parser.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP, for debugging")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("CODEV_LOG_LEVEL", "WARNING"),
+        help="logging level on stderr",
+    )
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    tool = sub.add_parser("tool", help="run one tool through the full engine from a terminal")
+    tool.add_argument("name", help="the tool's name (or alias), e.g. Read")
+    tool.add_argument("input", nargs="?", default="{}", help="the tool's input as a JSON object")
+    tool.add_argument("--mode", type=_mode_arg, default=None, help="permission mode")
+    tool.add_argument("--cwd", default=None, help="workspace root (default: the current folder)")
+    tool.add_argument(
+        "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
+    )
+    tool.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "tool":
+        return run_tool_command(args)
+    return serve(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Start the language server (stdio unless --tcp)."""
+    from codev_ls.server import serve as serve_lsp
+
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            print(f"codev-ls: error: --tcp expects HOST:PORT, got {args.tcp!r}", file=sys.stderr)
+            return EXIT_USAGE
+        serve_lsp(tcp=(host, int(port)))
+    else:
+        serve_lsp()
+    return EXIT_OK
+
+
+def run_tool_command(args: argparse.Namespace) -> int:
+    try:
+        tool_input = json.loads(args.input)
+    except json.JSONDecodeError as exc:
+        print(
+            f"codev-ls: error: the input is not valid JSON ({exc.msg} at line {exc.lineno}, "
+            f'column {exc.colno}). Pass one JSON object, e.g. \'{{"file_path": "/tmp/x"}}\'.',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not isinstance(tool_input, dict):
+        print(
+            f"codev-ls: error: the input must be a JSON object, got {type(tool_input).__name__}.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    root = Path(args.cwd or os.getcwd())
+    if not root.is_dir():
+        print(f"codev-ls: error: --cwd {root} is not a folder.", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(_run_tool(args.name, tool_input, root, args.mode, args.yes, args.json))
+
+
+async def _run_tool(
+    name: str, tool_input: dict, root: Path, mode: str | None, yes: bool, as_json: bool
+) -> int:
+    from codev_ls.app import build_engine
+    from codev_ls.bridge import TerminalBridge
+
+    engine = build_engine(root, TerminalBridge(assume_yes=yes), mode=mode)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        engine.cancel()
+        if task is not None and not engine._running:  # nothing to interrupt: stop waiting
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        loop.add_signal_handler(signal.SIGTERM, on_sigint)
+    except (NotImplementedError, RuntimeError):
+        pass
+    try:
+        outcome = await engine.run_tool(name, tool_input)
+    except asyncio.CancelledError:
+        print("codev-ls: interrupted", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        await engine.aclose()
+    if as_json:
+        print(json.dumps(outcome.to_protocol(), ensure_ascii=False, indent=2))
+    else:
+        print(outcome.text())
+        extra = f" ({outcome.decision_source})" if outcome.decision_source else ""
+        print(f"[{outcome.tool_name or name}: {outcome.status}{extra}]", file=sys.stderr)
+    return EXIT_OK if outcome.status == "success" else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

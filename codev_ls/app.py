@@ -1,0 +1,25 @@
+"""Wiring: one place that builds a fully equipped Engine for the server and the CLI.
+
+Each feature that needs set-up (settings, hooks, the audit log, background
+tasks, MCP servers, the model) adds its step here, so the LSP server, the
+terminal runner and the tests get the same engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codev_ls.bridge import EditorBridge
+from codev_ls.engine.runtime import Engine
+from codev_ls.permissions.types import PermissionMode
+
+
+def build_engine(
+    root: Path | str,
+    bridge: EditorBridge,
+    *,
+    mode: PermissionMode | None = None,
+) -> Engine:
+    """An Engine for ``root`` with every configured feature attached."""
+    engine = Engine(root, bridge, mode=mode or "default")
+    return engine

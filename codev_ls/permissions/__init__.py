@@ -1,0 +1,1 @@
+"""The permission system: modes, rules, shell parsing, settings, decisions."""

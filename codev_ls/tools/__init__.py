@@ -1,0 +1,1 @@
+"""The built-in tools, one module per tool (see engine/registry.py for the list)."""

@@ -1,0 +1,156 @@
+"""Glob: files matching a pattern, newest first, respecting .gitignore.
+
+Files are listed by ripgrep (which knows .gitignore, .ignore and hidden
+files) and matched here with real glob semantics (``*`` stays in one folder,
+``**`` crosses folders), so ``*.py`` means the top level and ``**/*.py`` every
+level, as in a shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from codev_ls.engine.context import ToolUseContext
+from codev_ls.engine.files import display_path
+from codev_ls.engine.tool import ProgressCallback, Tool, ToolError, ToolResult, ValidationResult
+from codev_ls.permissions.types import PermissionSubject
+from codev_ls.tools._ripgrep import RipgrepMissing, glob_to_regex, rg_path
+
+MAX_RESULTS = 100
+
+PROMPT = """\
+Finds files by name pattern (glob), in any size of codebase.
+- Patterns like `**/*.js` or `src/**/*.ts`; `*` stays within one folder, `**` crosses folders, \
+`{a,b}` alternates.
+- Files ignored by .gitignore are left out; the `.git` folder is never listed.
+- Results are absolute paths sorted by modification time, newest first (at most 100).
+- `path` is the folder to search (absolute; default: the workspace root).
+- To search file contents, use Grep."""
+
+
+class GlobInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(description="The glob pattern to match file paths against.")
+    path: str | None = Field(
+        default=None,
+        description="The folder to search in (absolute). Omit it to search the workspace root.",
+    )
+
+
+class GlobTool(Tool):
+    name = "Glob"
+    search_hint = "find files by name glob pattern"
+    input_model = GlobInput
+
+    def description(self) -> str:
+        return "Find files by glob pattern (gitignore-aware), newest first."
+
+    def prompt(self) -> str:
+        return PROMPT
+
+    def is_read_only(self, input: Any) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return True
+
+    def get_activity_description(self, input: GlobInput) -> str:
+        return f"finding {input.pattern}"
+
+    def render_tool_use_message(self, input: GlobInput) -> str:
+        where = f" in {input.path}" if input.path else ""
+        return f"Glob {input.pattern}{where}"
+
+    def to_auto_classifier_input(self, input: GlobInput) -> str:
+        return f"{input.pattern} {input.path or ''}".strip()
+
+    def _base(self, input: GlobInput, ctx: ToolUseContext) -> Path:
+        return Path(input.path) if input.path else ctx.root
+
+    def permission_subject(self, input: GlobInput, ctx: ToolUseContext) -> PermissionSubject:
+        base = self._base(input, ctx)
+        return PermissionSubject(
+            summary=f"list files matching {input.pattern} in {display_path(base, ctx.root) or '.'}",
+            read_paths=[base],
+        )
+
+    async def validate_input(self, input: GlobInput, ctx: ToolUseContext) -> ValidationResult:
+        if not input.pattern.strip():
+            return ValidationResult.fail("pattern must not be empty.")
+        if input.path is not None:
+            base = Path(input.path)
+            if not base.is_absolute():
+                return ValidationResult.fail(
+                    f"path must be absolute, got {input.path!r}. Did you mean {ctx.root / input.path}?"
+                )
+            if not base.exists():
+                return ValidationResult.fail(f"Folder does not exist: {base}.")
+            if not base.is_dir():
+                return ValidationResult.fail(f"{base} is a file, not a folder.")
+        return ValidationResult.success()
+
+    async def call(
+        self, input: GlobInput, ctx: ToolUseContext, on_progress: ProgressCallback
+    ) -> ToolResult:
+        base = self._base(input, ctx)
+        pattern = input.pattern
+        if pattern.startswith("/"):
+            try:
+                pattern = str(Path(pattern).relative_to(base))
+            except ValueError as exc:
+                raise ToolError(
+                    f"The pattern {input.pattern!r} is absolute but outside {base}; "
+                    "pass the folder as `path` and a relative pattern."
+                ) from exc
+        matches = await asyncio.to_thread(find_files, base, pattern)
+        if not matches:
+            return ToolResult(f"No files found matching {input.pattern} in {base}.")
+        shown = matches[:MAX_RESULTS]
+        lines = [str(p) for p in shown]
+        if len(matches) > MAX_RESULTS:
+            lines.append(
+                f"(Results are truncated: {len(matches):,} files matched, the {MAX_RESULTS} "
+                "newest are shown. Use a more specific pattern or path.)"
+            )
+        return ToolResult("\n".join(lines))
+
+
+def list_files(base: Path) -> list[str]:
+    """Every file under ``base`` (relative, ``/``-separated) that .gitignore does not exclude."""
+    try:
+        rg = rg_path()
+    except RipgrepMissing as exc:
+        raise ToolError(str(exc)) from exc
+    proc = subprocess.run(
+        [rg, "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"],
+        cwd=base,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode not in (0, 1):
+        raise ToolError(f"Listing files failed: {proc.stderr.decode(errors='replace').strip()}")
+    out = proc.stdout.decode("utf-8", errors="surrogateescape")
+    return [line[2:] if line.startswith("./") else line for line in out.splitlines() if line]
+
+
+def find_files(base: Path, pattern: str) -> list[Path]:
+    """Files under ``base`` matching ``pattern``, newest first."""
+    regex = glob_to_regex(pattern.removeprefix("./"))
+    hits = [rel for rel in list_files(base) if regex.match(rel)]
+    stamped = []
+    for rel in hits:
+        path = base / rel
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        stamped.append((-mtime, rel, path))
+    stamped.sort()
+    return [p for _, _, p in stamped]
