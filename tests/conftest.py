@@ -22,7 +22,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 
 @pytest.fixture(autouse=True)
-def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     config = tmp_path_factory.mktemp("codev-config")
     monkeypatch.setenv("CODEV_CONFIG_DIR", str(config))
     for var in (

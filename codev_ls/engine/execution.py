@@ -139,6 +139,8 @@ class _Run:
             return stop.outcome
         except (asyncio.CancelledError, ToolInterrupted):
             return self.outcome_interrupted()
+        except Exception as exc:  # a bug in a stage must still end in an outcome
+            return self.outcome_crash("running", exc)
 
     def _check_abort(self) -> None:
         if self.ctx.abort.aborted:
