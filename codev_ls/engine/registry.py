@@ -40,6 +40,7 @@ class BuiltinEntry:
 BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.read", "ReadTool"),
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
+    BuiltinEntry("codev_ls.tools.location.tool", "LocationTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).
