@@ -40,6 +40,9 @@ class BuiltinEntry:
 BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.read", "ReadTool"),
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
+    BuiltinEntry("codev_ls.tools.bash", "BashTool"),
+    BuiltinEntry("codev_ls.tools.tasks", "TaskOutputTool"),
+    BuiltinEntry("codev_ls.tools.tasks", "TaskStopTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).
