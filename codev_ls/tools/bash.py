@@ -268,9 +268,11 @@ class BashTool(Tool):
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         progress = asyncio.ensure_future(_report_progress(proc, sink, on_progress))
         timed_out = False
+        completed = False
         try:
             try:
                 code = await asyncio.wait_for(proc.done(), timeout_ms / 1000)
+                completed = True
             except TimeoutError:
                 timed_out = True
                 code = await proc.kill()
@@ -281,13 +283,11 @@ class BashTool(Tool):
         finally:
             progress.cancel()
             sink.close()
-
-        try:
-            if not timed_out:
-                _update_cwd(ctx, cwd_host, notes)
-        finally:
-            with contextlib.suppress(OSError):
-                cwd_host.unlink()
+            if not completed:
+                with contextlib.suppress(OSError):
+                    cwd_host.unlink()
+        if completed:
+            _update_cwd(ctx, cwd_host, notes)
 
         text, persisted = await asyncio.to_thread(_render_output, sink)
         if persisted:
@@ -401,9 +401,14 @@ def _start_cwd(ctx: ToolUseContext, notes: list[str]) -> Path:
 
 def _update_cwd(ctx: ToolUseContext, cwd_file: Path, notes: list[str]) -> None:
     try:
-        recorded = cwd_file.read_text(encoding="utf-8", errors="surrogateescape").strip()
+        # Bounded: an unsandboxed command could have swapped the file for anything.
+        with open(cwd_file, "rb") as fh:
+            recorded = fh.read(8192).decode("utf-8", errors="surrogateescape").strip()
     except OSError:
         return  # the shell did not get to record it (exec, a signal): keep the old one
+    finally:
+        with contextlib.suppress(OSError):
+            cwd_file.unlink()
     if not recorded:
         return
     root = ctx.root

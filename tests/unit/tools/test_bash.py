@@ -138,6 +138,8 @@ async def test_abort_signal_kills_the_group(workspace: Path, sandbox_mode: str) 
     outcome = await asyncio.wait_for(task, 10)
     assert outcome.status == "interrupted"
     assert not procs_with(m)
+    private = engine.services["sandbox"].private_tmp(engine.session)
+    assert list(private.glob(".codev-cwd-*")) == []  # no leftovers of the run
     await engine.aclose()
 
 
