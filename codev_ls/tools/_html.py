@@ -115,6 +115,19 @@ def html_to_markdown(html: str, base_url: str = "") -> Page:
     return Page(title=title, markdown=markdown)
 
 
+def html_to_text(html: str) -> str:
+    """The text of an HTML document without any structure: the fallback when conversion fails."""
+    text = re.sub(r"(?is)<(script|style|noscript|template)\b.*?</\1\s*>", " ", html)
+    text = re.sub(r"(?s)<!--.*?-->", " ", text)
+    text = re.sub(r"(?i)<br\s*/?>|</(p|div|h[1-6]|li|tr|pre|section|article)\s*>", "\n", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    import html as html_lib
+
+    text = html_lib.unescape(text)
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
 def _drop_junk(soup: Any) -> None:
     from bs4 import Comment
 
@@ -234,5 +247,5 @@ def _Converter() -> Any:
         escape_underscores=False,
         escape_asterisks=False,
         code_language_callback=_code_language,
-        strip_document="STRIP",
+        strip_document="strip",
     )

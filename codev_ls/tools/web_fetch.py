@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
     import httpx
 
     from codev_ls.tools._web import WebServices
+
+log = logging.getLogger(__name__)
 
 MAX_URL_CHARS = 2_000
 # Bytes read from one response; text beyond it is cut, a PDF beyond it is refused.
@@ -199,7 +202,7 @@ class WebFetchTool(Tool):
         if rule is not None:
             return PermissionResult.allow(updated_input=input, reason=f"allowed by {rule.text}")
         return PermissionResult.ask(
-            f"WebFetch has not fetched from {host} before in this session",
+            f"{host} is not yet allowed for WebFetch",
             suggestions=[domain_rule(host)],
         )
 
@@ -512,6 +515,8 @@ _BINARY_TYPES = frozenset(
 def classify(content_type: str) -> str:
     """``html``, ``text``, ``json``, ``pdf``, ``binary`` or ``unknown`` (sniff the bytes)."""
     ctype = content_type.split(";", 1)[0].strip().lower()
+    if ctype.startswith(_BINARY_PREFIXES) or ctype in _BINARY_TYPES:
+        return "binary"
     if ctype in ("text/html", "application/xhtml+xml"):
         return "html"
     if ctype == "application/pdf":
@@ -640,9 +645,16 @@ async def _read_page(
         if len(text) > MAX_HTML_CHARS:
             text = text[:MAX_HTML_CHARS]
             notes.append(f"Only the first {_human_size(MAX_HTML_CHARS)} of HTML were converted.")
-        from codev_ls.tools._html import html_to_markdown
+        from codev_ls.tools._html import html_to_markdown, html_to_text
 
-        converted = await asyncio.to_thread(html_to_markdown, text, url)
+        try:
+            converted = await asyncio.to_thread(html_to_markdown, text, url)
+        except Exception:
+            # A page the converter chokes on is still worth reading as text.
+            log.warning("HTML conversion failed for %s", url, exc_info=True)
+            notes.append("The HTML could not be converted to Markdown; this is its text only.")
+            base.text = await asyncio.to_thread(html_to_text, text)
+            return base
         base.title = converted.title
         base.text = converted.markdown
         return base

@@ -439,3 +439,18 @@ async def test_default_mode_runs_it_without_asking(
     out = await search(engine, query="asyncio")
     assert out.status == "success" and out.decision_source == "config"
     assert bridge.requests == []
+
+
+def test_the_shipped_searxng_settings_enable_the_json_format():
+    root = Path(__file__).resolve().parents[3] / "deploy" / "searxng"
+    compose = (root / "compose.yaml").read_text()
+    settings_text = (root / "settings.yml").read_text()
+    assert "./settings.yml:/etc/searxng/settings.yml" in compose
+    assert '"127.0.0.1:${CODEV_SEARXNG_PORT:-8080}:8080"' in compose
+    yaml = pytest.importorskip("yaml")
+    settings = yaml.safe_load(settings_text)
+    assert "json" in settings["search"]["formats"]
+    assert settings["server"]["limiter"] is False
+    assert settings["use_default_settings"] is True
+    services = yaml.safe_load(compose)["services"]
+    assert services["searxng"]["image"].startswith("docker.io/searxng/searxng")
