@@ -42,6 +42,7 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
     BuiltinEntry("codev_ls.tools.edit", "EditTool"),
     BuiltinEntry("codev_ls.tools.write", "WriteTool"),
+    BuiltinEntry("codev_ls.tools.grep", "GrepTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).
