@@ -43,6 +43,7 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.edit", "EditTool"),
     BuiltinEntry("codev_ls.tools.write", "WriteTool"),
     BuiltinEntry("codev_ls.tools.grep", "GrepTool"),
+    BuiltinEntry("codev_ls.tools.notebook_edit", "NotebookEditTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).
