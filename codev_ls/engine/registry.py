@@ -42,6 +42,8 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
     BuiltinEntry("codev_ls.tools.edit", "EditTool"),
     BuiltinEntry("codev_ls.tools.write", "WriteTool"),
+    BuiltinEntry("codev_ls.tools.grep", "GrepTool"),
+    BuiltinEntry("codev_ls.tools.notebook_edit", "NotebookEditTool"),
     BuiltinEntry("codev_ls.tools.web_search", "WebSearchTool"),
     BuiltinEntry("codev_ls.tools.web_fetch", "WebFetchTool"),
 )
