@@ -50,7 +50,6 @@ CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 
 MAX_TOOL_PAGES = 50
-PING_TIMEOUT_S = 10.0
 
 
 @dataclass(slots=True)
@@ -63,6 +62,8 @@ class Timeouts:
     backoff_max_s: float = 30.0
     max_restarts: int = 5
     stop_s: float = 8.0
+    # After a timed-out call: how long a ping may take before the server counts as hung.
+    ping_s: float = 10.0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Timeouts:
@@ -575,13 +576,13 @@ class McpConnection:
     async def _check_alive(self, session: Any) -> None:
         """After a timed-out call: a server that does not even answer a ping is restarted."""
         try:
-            await asyncio.wait_for(session.send_ping(), PING_TIMEOUT_S)
+            await asyncio.wait_for(session.send_ping(), self.timeouts.ping_s)
         except asyncio.CancelledError:
             raise
         except Exception:
             if session is self._session and self._broken is not None:
                 self._broken_reason = (
-                    f"it stopped answering (no reply to a ping in {PING_TIMEOUT_S:g} s)"
+                    f"it stopped answering (no reply to a ping in {self.timeouts.ping_s:g} s)"
                 )
                 self._broken.set()
 

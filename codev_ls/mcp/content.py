@@ -149,7 +149,7 @@ def blob_saver(folder: Path) -> SaveBlob:
     """A :data:`SaveBlob` writing into ``folder`` (named by content hash, type's extension)."""
 
     def save(raw: bytes, mime: str, name_hint: str) -> Path:
-        ext = mimetypes.guess_extension(mime.split(";")[0].strip()) if mime else None
+        ext = _extension(mime)
         stem = _UNSAFE.sub("_", name_hint.rsplit("/", 1)[-1])[:60].strip("._")
         digest = hashlib.sha256(raw).hexdigest()[:12]
         name = f"{stem}-{digest}" if stem else digest
@@ -160,3 +160,15 @@ def blob_saver(folder: Path) -> SaveBlob:
         return path
 
     return save
+
+
+def _extension(mime: str) -> str | None:
+    """A file extension for a MIME type: the system's table, else the plain subtype."""
+    kind = mime.split(";")[0].strip().lower()
+    if not kind:
+        return None
+    ext = mimetypes.guess_extension(kind)
+    if ext:
+        return ext
+    subtype = kind.rpartition("/")[2].removeprefix("x-")
+    return f".{subtype}" if re.fullmatch(r"[a-z0-9]{1,8}", subtype) else None

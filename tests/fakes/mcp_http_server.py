@@ -1,6 +1,7 @@
 """An MCP server over streamable HTTP on 127.0.0.1 (official SDK's MCPServer + uvicorn).
 
-Run as ``python tests/fakes/mcp_http_server.py``: it binds a free port, prints
+Run as ``python tests/fakes/mcp_http_server.py``: it binds a free port (or
+``PROBE_PORT``), prints
 ``PORT <n>`` on stdout, and serves ``http://127.0.0.1:<n>/mcp`` until killed.
 With ``PROBE_TOKEN`` set, every request must carry ``Authorization: Bearer
 <token>`` (else 401), which is how tests see configured headers arrive.
@@ -71,7 +72,8 @@ def guarded(app: Any) -> Any:
 def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", int(os.environ.get("PROBE_PORT", "0"))))
+    sock.listen(128)  # connections queue up from now on, before uvicorn accepts them
     port = sock.getsockname()[1]
     app = server.streamable_http_app(host="127.0.0.1")
     config = uvicorn.Config(guarded(app), log_level="warning", lifespan="on")

@@ -10,6 +10,7 @@ Tools:
 
 - ``sleep(seconds, tag)``: reports progress every 0.1 s with a message; records cancellation
 - ``die(code)``: the process exits at once, in the middle of the call
+- ``freeze()``: the process stops (SIGSTOP) mid-call and answers nothing any more
 - ``fail(message)``: raises, which the SDK turns into an ``isError`` result
 - ``blobs()``: an embedded binary resource, an embedded image, audio, a resource link
 - ``big(chars)``: a large text result
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -62,6 +64,13 @@ def die(code: int = 7) -> str:
     """Exit the whole server process in the middle of the call."""
     print(f"probe: dying with code {code} as asked", file=sys.stderr, flush=True)
     os._exit(code)
+
+
+@server.tool(annotations=READ_ONLY)
+def freeze() -> str:
+    """Stop the whole process (SIGSTOP): it answers nothing any more, not even pings."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return "thawed"
 
 
 @server.tool(annotations=READ_ONLY)
