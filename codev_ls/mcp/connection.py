@@ -562,9 +562,7 @@ class McpConnection:
                 "the call was cancelled."
             )
         if code == CONNECTION_CLOSED:
-            if self._broken is not None and not self._broken.is_set():
-                self._broken_reason = "the server closed the connection"
-                self._broken.set()
+            self._mark_broken(session, "the server closed the connection")
             tail = stderr_tail(self.log_path) if isinstance(self.config, StdioServer) else ""
             extra = f" Its stderr ends with: {tail}" if tail else ""
             return ToolError(
@@ -580,11 +578,21 @@ class McpConnection:
         except asyncio.CancelledError:
             raise
         except Exception:
-            if session is self._session and self._broken is not None:
-                self._broken_reason = (
-                    f"it stopped answering (no reply to a ping in {self.timeouts.ping_s:g} s)"
-                )
-                self._broken.set()
+            self._mark_broken(
+                session, f"it stopped answering (no reply to a ping in {self.timeouts.ping_s:g} s)"
+            )
+
+    def _mark_broken(self, session: Any, reason: str) -> None:
+        """End the connection of ``session`` (if still current): its tools leave at once.
+
+        The connection task restarts the server; until it is back, calls wait
+        for it (up to the startup timeout) instead of using the dead session.
+        """
+        if session is not self._session or self._broken is None:
+            return
+        self._broken_reason = reason
+        self._broken.set()
+        self._set_state("starting", reason)
 
 
 def _progress(value: float, total: float | None, message: str | None) -> Progress:

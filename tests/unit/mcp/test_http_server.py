@@ -109,7 +109,7 @@ async def test_http_server_going_away_and_coming_back(workspace: Path) -> None:
             await asyncio.sleep(0.05)
         assert server_status(manager, "web")["state"] == "ready"
         back = await engine.run_tool("mcp__web__add", {"a": 2, "b": 2})
-        assert back.status == "success" and back.text() == "4"
+        assert back.status == "success" and back.text() == "4", back.text()
         assert server_status(manager, "web")["restarts"] >= 1
         assert [level for level, _ in bridge.messages] == ["warning"]
     finally:
