@@ -112,7 +112,7 @@ class _Part:
     command: shell.SimpleCommand | None = None
     path: _Path | None = None
     covered: str | None = None  # the reason it is covered
-    rule: PermissionRule | None = None
+    rules: list[PermissionRule] = field(default_factory=list)
     problem: str = ""
     suggestion: str | None = None
 
@@ -237,7 +237,7 @@ class _Judge:
         return self._ask(reason, suggestions)
 
     def _allowed(self, parts: list[_Part]) -> PermissionResult:
-        rules = [p.rule for p in parts if p.rule is not None]
+        rules = [r for p in parts for r in p.rules]
         source: DecisionSource = (
             "user_temporary" if any(r.origin == "session" for r in rules) else "config"
         )
@@ -325,7 +325,7 @@ class _Judge:
             if cmd.open_args and any(r.reads_file for r in cmd.redirects):
                 paths.append(_Path(self.cwd, self.cwd, f"{via} (arguments read from a file)", True))
             facts.maybe_reads.extend(paths)
-            if shell.command_problem(cmd) is None:
+            if shell.command_problem(cmd, redirects=False) is None:
                 facts.command_reads[index] = paths
             else:
                 facts.maybe_writes.extend(paths)
@@ -436,7 +436,7 @@ class _Judge:
                     )
                 )
             for cmd in parsed.commands:
-                if cmd.assignment_only and shell.command_problem(cmd) is None:
+                if cmd.assignment_only and shell.command_problem(cmd, redirects=False) is None:
                     continue
                 parts.append(_Part("command", f"`{_short(cmd.display())}`", command=cmd))
         for p in facts.reads:
@@ -495,9 +495,9 @@ class _Judge:
             )
         )
         if rule is not None:
-            part.covered, part.rule = f"allowed by {rule.describe()}", rule
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
-        problem = shell.command_problem(cmd)
+        problem = shell.command_problem(cmd, redirects=False)
         if problem is None:
             index = parsed.commands.index(cmd)
             outside = [
@@ -505,10 +505,14 @@ class _Judge:
                 for p in facts.command_reads.get(index, [])
                 if p.unknown or not is_inside(p.real, self.workspace)
             ]
-            uncovered = [p for p in outside if not self._read_rule(p)]
+            read_rules = {id(p): self._read_rule(p) for p in outside}
+            uncovered = [p for p in outside if read_rules[id(p)] is None]
             if not uncovered:
+                part.rules = [r for r in read_rules.values() if r is not None]
                 part.covered = "a read-only command" + (
-                    " (its files outside the workspace allowed by a Read rule)" if outside else ""
+                    f" (reading outside the workspace allowed by {part.rules[0].describe()})"
+                    if part.rules
+                    else ""
                 )
                 return
             first = uncovered[0]
@@ -538,7 +542,7 @@ class _Judge:
         assert p is not None
         rule = self._read_rule(p)
         if rule is not None:
-            part.covered, part.rule = f"allowed by {rule.describe()}", rule
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         if p.unknown:
             part.problem = f"it reads a file whose location is only known at run time ({p.via})"
@@ -566,7 +570,7 @@ class _Judge:
             )
         )
         if rule is not None:
-            part.covered, part.rule = f"allowed by {rule.describe()}", rule
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         suggestion = f"Edit({rule_path_for(p.real, self.root)})"
         if protected:
@@ -582,7 +586,7 @@ class _Judge:
             return
         bare = self._allow_rule_for(lambda r: r.specifier is None and r.names_tool(self.names))
         if bare is not None and facts.parsed is None:
-            part.covered, part.rule = f"allowed by {bare.describe()}", bare
+            part.covered, part.rules = f"allowed by {bare.describe()}", [bare]
             return
         part.problem = f"writing {_display(p.real, self.root)} needs approval"
         part.suggestion = suggestion
@@ -596,7 +600,7 @@ class _Judge:
             )
         )
         if rule is not None:
-            part.covered, part.rule = f"allowed by {rule.describe()}", rule
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         if facts.read_only:
             part.covered = f"{self.tool.name} is read-only"
@@ -607,7 +611,7 @@ class _Judge:
     def _cover_tool(self, part: _Part, facts: _Facts) -> None:
         rule = self._allow_rule_for(lambda r: r.specifier is None and r.names_tool(self.names))
         if rule is not None:
-            part.covered, part.rule = f"allowed by {rule.describe()}", rule
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         if facts.read_only:
             part.covered = f"{self.tool.name} is read-only"
@@ -648,7 +652,7 @@ class _Judge:
             rule = self._allow_rule_for(lambda r: r.specifier is None and r.names_tool(self.names))
             part.suggestion = self.tool.name
         if rule is not None:
-            part.covered, part.rule = f"allowed by {rule.describe()}", rule
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         part.problem = part.problem or f"{self.tool.name} asks for confirmation"
 

@@ -1443,8 +1443,12 @@ def _git_problem(argv: Sequence[str]) -> str | None:
     return None
 
 
-def command_problem(cmd: SimpleCommand) -> str | None:
-    """Why one simple command is not read-only (None: it is)."""
+def command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str | None:
+    """Why one simple command is not read-only (None: it is).
+
+    With ``redirects=False`` its output redirections are left out: the
+    permission system judges those as writes of their own.
+    """
     if cmd.assignment_only:
         if cmd.argv and cmd.argv[0] not in ("export", "local", "declare", "typeset", "readonly"):
             return f"`{cmd.argv[0]}` changes the shell's state"
@@ -1457,7 +1461,7 @@ def command_problem(cmd: SimpleCommand) -> str | None:
             return f"the prefix {name}=... can change what the command runs"
     if cmd.escalated:
         return "it runs through sudo"
-    for r in cmd.redirects:
+    for r in cmd.redirects if redirects else ():
         if r.writes_file:
             return f"it writes to {r.target!r}"
     if not cmd.argv:
