@@ -13,8 +13,7 @@ from codev_ls.engine.registry import find_tool
 from codev_ls.engine.runtime import Engine
 from codev_ls.permissions.decide import decide, resolve_permission
 from codev_ls.permissions.types import PermissionResult
-
-from .conftest import EngineFactory
+from tests.fakes.perm_tools import EngineFactory
 
 
 @pytest.fixture
