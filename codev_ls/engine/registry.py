@@ -49,6 +49,7 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.bash", "BashTool"),
     BuiltinEntry("codev_ls.tools.tasks", "TaskOutputTool"),
     BuiltinEntry("codev_ls.tools.tasks", "TaskStopTool"),
+    BuiltinEntry("codev_ls.tools.location.tool", "LocationTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).
