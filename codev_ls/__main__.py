@@ -152,8 +152,12 @@ async def _explain(name: str, tool_input: dict, root: Path, mode: str | None, as
     from codev_ls.bridge import TerminalBridge
     from codev_ls.permissions.explain import explain_permission, format_explanation
 
-    engine = build_engine(root, TerminalBridge(interactive=False))
+    mcp_tool = name.startswith("mcp__")
+    engine = build_engine(root, TerminalBridge(interactive=False), start_mcp=mcp_tool)
     try:
+        mcp = engine.services.get("mcp")
+        if mcp_tool and mcp is not None:
+            await mcp.wait_ready()  # an MCP tool is known once its server is up
         data = await explain_permission(engine, name, tool_input, mode=mode)  # type: ignore[arg-type]
     finally:
         await engine.aclose()
@@ -193,7 +197,12 @@ async def _run_tool(
     from codev_ls.app import build_engine
     from codev_ls.bridge import TerminalBridge
 
-    engine = build_engine(root, TerminalBridge(assume_yes=yes), mode=mode)  # type: ignore[arg-type]
+    engine = build_engine(
+        root,
+        TerminalBridge(assume_yes=yes),
+        mode=mode,  # type: ignore[arg-type]
+        start_mcp=name.startswith("mcp__"),
+    )
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     interrupted = False
@@ -211,6 +220,9 @@ async def _run_tool(
     except (NotImplementedError, RuntimeError):
         pass
     try:
+        mcp = engine.services.get("mcp")
+        if name.startswith("mcp__") and mcp is not None:
+            await mcp.wait_ready()  # MCP tools join the pool once their server is up
         outcome = await engine.run_tool(name, tool_input)
     except asyncio.CancelledError:
         print("codev-ls: interrupted", file=sys.stderr)
