@@ -153,33 +153,36 @@ def read_lines_at(
 
     A final line without a newline is included. Lines longer than
     ``max_line_bytes`` are cut while reading (their full length is counted).
+    Chunks are split in C (``bytes.split``); only a line that spans chunks is
+    carried over, and never more than ``max_line_bytes`` of it.
     """
     fh.seek(pos)
     lines: list[RawLine] = []
-    current = bytearray()
-    current_len = 0
+    carry = b""  # the start of a line that continues in the next chunk (cut)
+    carry_len = 0  # its full length so far
     while len(lines) < count:
         chunk = fh.read(_WINDOW_READ)
         if not chunk:
-            if current_len:
-                lines.append(RawLine(bytes(current), current_len))
-                pos += current_len
+            if carry_len:
+                lines.append(RawLine(carry, carry_len))
+                pos += carry_len
             break
-        start = 0
-        while start < len(chunk) and len(lines) < count:
-            nl = chunk.find(b"\n", start)
-            end = len(chunk) if nl < 0 else nl
-            piece_len = end - start
-            room = max_line_bytes - len(current)
-            if room > 0:
-                current += chunk[start : start + min(room, piece_len)]
-            current_len += piece_len
-            if nl < 0:
-                start = len(chunk)
-                break
-            lines.append(RawLine(bytes(current), current_len))
-            pos += current_len + 1
-            current = bytearray()
-            current_len = 0
-            start = nl + 1
+        parts = chunk.split(b"\n")
+        tail = parts.pop()  # no newline after it (yet)
+        if parts and carry_len:
+            first = parts[0]
+            lines.append(RawLine((carry + first)[:max_line_bytes], carry_len + len(first)))
+            pos += carry_len + len(first) + 1
+            parts = parts[1:]
+            carry, carry_len = b"", 0
+        for part in parts[: count - len(lines)]:
+            lines.append(RawLine(part[:max_line_bytes], len(part)))
+            pos += len(part) + 1
+        if len(lines) >= count:
+            break
+        if carry_len or not parts:
+            carry = (carry + tail)[:max_line_bytes] if len(carry) < max_line_bytes else carry
+            carry_len += len(tail)
+        else:
+            carry, carry_len = tail[:max_line_bytes], len(tail)
     return lines, pos

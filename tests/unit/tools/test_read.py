@@ -492,3 +492,25 @@ def test_traits(engine: Engine):
     tool = next(t for t in engine.tool_pool() if t.name == "Read")
     inp = tool.parse_input({"file_path": "/x"})
     assert tool.is_read_only(inp) and tool.is_concurrency_safe(inp) and not tool.is_destructive(inp)
+
+
+def test_read_lines_at_across_chunks_with_cuts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(_lines, "_WINDOW_READ", 7)
+    rng = random.Random(2)
+    for trial in range(200):
+        text = "".join(
+            rng.choice(["a", "bbbbbbbbbbbb", "\n", "cc"]) for _ in range(rng.randrange(0, 60))
+        )
+        data = text.encode()
+        path = tmp_path / "f"
+        path.write_bytes(data)
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        count = rng.randrange(1, 12)
+        with open(path, "rb") as fh:
+            got, end = _lines.read_lines_at(fh, 0, count, 5)
+        want = lines[:count]
+        assert [g.data for g in got] == [w[:5] for w in want], (trial, text)
+        assert [g.full_length for g in got] == [len(w) for w in want], (trial, text)
+        assert end == min(len(data), sum(len(w) + 1 for w in want)), (trial, text)
