@@ -29,6 +29,8 @@ BLOCK = 1 << 16
 _READ = 1 << 22  # bytes read at a time while counting
 _WINDOW_READ = 1 << 18
 _CACHE_SIZE = 16
+# Files up to this size are indexed to the end in the background after a first read.
+BACKGROUND_LIMIT = 4 << 30
 
 IndexKey = tuple[str, int, int, int, int]
 
@@ -59,6 +61,7 @@ class LineIndex:
         self.scanned = 0  # bytes counted so far (a multiple of BLOCK, or size)
         self.newlines = 0  # newlines in bytes [0, scanned)
         self.lock = threading.Lock()
+        self.background: threading.Thread | None = None
 
     @property
     def complete(self) -> bool:
@@ -139,6 +142,28 @@ def index_for(path: str, st: os.stat_result) -> LineIndex:
         else:
             _CACHE.move_to_end(key)
         return index
+
+
+def finish_in_background(path: str, index: LineIndex, limit: int | None = None) -> None:
+    """Count the rest of the file on a worker thread, so the next read anywhere is fast.
+
+    A model that read the start of a huge log usually reads its middle or end
+    next; by then the index is complete. Files over ``limit`` bytes are left to
+    be counted on demand.
+    """
+    limit = BACKGROUND_LIMIT if limit is None else limit
+    if index.complete or index.size > limit or index.background is not None:
+        return
+
+    def work() -> None:
+        try:
+            with open(path, "rb") as fh, index.lock:
+                index.extend(fh, 1 << 62)
+        except OSError:
+            pass
+
+    index.background = threading.Thread(target=work, name="codev-line-index", daemon=True)
+    index.background.start()
 
 
 def clear_cache() -> None:

@@ -32,7 +32,13 @@ from codev_ls.engine.tool import (
 )
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._filestate import record_read
-from codev_ls.tools._lines import LineIndex, RawLine, index_for, read_lines_at
+from codev_ls.tools._lines import (
+    LineIndex,
+    RawLine,
+    finish_in_background,
+    index_for,
+    read_lines_at,
+)
 from codev_ls.tools._paths import check_file_path
 from codev_ls.tools._text import SNIFF_BYTES, NotText, sniff_encoding
 
@@ -334,6 +340,7 @@ def read_text(path: Path, offset: int, limit: int, abort: Any = None) -> TextWin
             index = index_for(str(path), st)
             with index.lock:
                 raw, total = _window(fh, index, offset, limit, check)
+            finish_in_background(str(path), index)
     return TextWindow(_decode_all(raw, encoding, offset == 1), total, offset, False, digest, stat)
 
 

@@ -194,8 +194,9 @@ async def test_huge_file_windows_match_the_lines_at_any_offset(
 
 
 async def test_huge_file_first_window_does_not_count_the_whole_file(
-    run: Runner, workspace: Path, small_huge_limit: None
+    run: Runner, workspace: Path, small_huge_limit: None, monkeypatch: pytest.MonkeyPatch
 ):
+    monkeypatch.setattr(_lines, "BACKGROUND_LIMIT", 0)  # no counting ahead in the background
     path = workspace / "big.txt"
     path.write_text("".join(f"row {i}\n" for i in range(1, 40_001)))
     out = await run.read(path, limit=3)
@@ -206,6 +207,23 @@ async def test_huge_file_first_window_does_not_count_the_whole_file(
     out = await run.read(path, offset=39_999)
     assert out.text().startswith(" 39999\trow 39999\n 40000\trow 40000\n")
     assert "of 40,000." in out.text()
+
+
+async def test_huge_file_is_counted_to_the_end_in_the_background(
+    run: Runner, workspace: Path, small_huge_limit: None
+):
+    path = workspace / "big.txt"
+    path.write_text("".join(f"row {i}\n" for i in range(1, 30_001)))
+    await run.read(path, limit=3)
+    index = _lines.index_for(str(path), path.stat())
+    assert index.background is not None
+    index.background.join(timeout=30)
+    assert index.complete
+    out = await run.read(path, offset=10, limit=1)
+    assert (
+        out.text()
+        == "    10\trow 10\n\n(Showing lines 10–10 of 30,000. Use offset/limit to read more.)"
+    )
 
 
 async def test_huge_file_index_is_rebuilt_when_the_file_changes(
