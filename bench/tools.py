@@ -328,12 +328,25 @@ def bench_read(opts: Options) -> list[Row]:
     return rows
 
 
+# --------------------------------------------------------------------------- Bash
+
+
+def bench_bash(opts: Options) -> list[Row]:
+    """``yes | head -c SIZE`` through Bash: flat memory, output persisted (bench/bash_bench.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bash_bench import run_bash_bench
+
+    run_bash_bench(64 << 20 if opts.quick else 1 << 30)  # prints its own report
+    return []
+
+
 # --------------------------------------------------------------------------- main
 
 # name → benchmark. Each issue adds its own (Bash: "bash").
 BENCHMARKS: dict[str, Benchmark] = {
     "grep": bench_grep,
     "read": bench_read,
+    "bash": bench_bash,
 }
 
 
