@@ -27,6 +27,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codev_ls.engine import telemetry
 from codev_ls.engine.context import ToolUseContext
 from codev_ls.engine.hooks import PostToolUseResult
 from codev_ls.engine.outcome import (
@@ -128,6 +129,12 @@ class _Run:
     # ---------------------------------------------------------------- driver
 
     async def execute(self) -> ToolOutcome:
+        span = telemetry.start_tool_span(self.use.name, self.use.id)  # None unless OTel is on
+        outcome = await self._stages()
+        telemetry.end_tool_span(span, outcome)
+        return outcome
+
+    async def _stages(self) -> ToolOutcome:
         try:
             tool = self.stage1_find_tool()
             self.input = self.stage2_schema(tool, self.use.input)
