@@ -261,6 +261,18 @@ _WORD_TYPES = _names(
 )
 
 
+_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+# In `$((...))`, anything but numbers and operators may name code ('a[$(cmd)]', x).
+_ARITH_UNKNOWN = _names(
+    "variable_name simple_expansion expansion subscript raw_string string word "
+    "ansi_c_string concatenation translated_string"
+)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_STATIC_INDEX = re.compile(r"[0-9]+|@|\*")
+# A literal `[...` followed by something bash expands inside an array subscript.
+_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*?(\$[({\[]|`)")
+
+
 class _Walker:
     """Walks a syntax tree, collecting simple commands and reasons for doubt."""
 
@@ -582,6 +594,12 @@ class _Walker:
             self.commands.append(cmd)
             return
         if inner.kind == "script":
+            unsafe = [k for k, _ in env if not is_safe_env_name(k)]
+            if unsafe:
+                # `BASH_ENV=f bash -c true` sources f: the prefix reaches the inner shell.
+                self.reasons.append(
+                    f"the prefix {unsafe[0]}=... applies to the shell `{inner.label}` starts"
+                )
             if inner.script is None:
                 # Nothing to look into: the wrapper stays a command (deny rules naming it apply).
                 self.reasons.append(inner.reason or f"`{inner.label}` runs a script not known")
@@ -681,16 +699,30 @@ class _Walker:
         """``[[ ... ]]``: a read-only test; words inside may hold substitutions."""
         arithmetic = False
         self._substitutions(node, depth)
+        inside = self._text(node).strip()
+        inside = inside[2:-2] if inside.startswith("[[") and inside.endswith("]]") else inside
+        unquoted = re.sub(r"[\\'\"]", "", inside)
+        if _SUBSCRIPT_CODE.search(unquoted):
+            self.reasons.append(
+                "a word in `[[ ... ]]` can be evaluated as an array subscript (`-v`, "
+                "arithmetic), which runs the command inside it"
+            )
         for sub in _descendants(node):
-            if sub.type == "test_operator" and self._text(sub) in (
-                "-eq",
-                "-ne",
-                "-lt",
-                "-le",
-                "-gt",
-                "-ge",
-            ):
+            if sub.type == "test_operator" and self._text(sub) in _ARITH_TEST_OPS:
                 arithmetic = True
+            if sub.type == "binary_expression" and any(
+                op.type == "test_operator" and self._text(op) in _ARITH_TEST_OPS
+                for op in sub.children
+            ):
+                # `[[ x -eq 1 ]]` evaluates `x` (a name, a quoted 'a[$(cmd)]') as
+                # arithmetic: array subscripts in it run commands. Only numbers are known.
+                for side in (sub.child_by_field_name("left"), sub.child_by_field_name("right")):
+                    if side is not None and not _INTEGER.fullmatch(self._text(side)):
+                        self.reasons.append(
+                            f"`[[ ... {self._text(side)} -eq ... ]]` evaluates "
+                            f"{self._text(side)!r} as arithmetic, which can run code"
+                        )
+                        break
         if arithmetic and any(
             s.type in ("simple_expansion", "expansion", "variable_name") for s in _descendants(node)
         ):
@@ -703,6 +735,17 @@ class _Walker:
 
     def _word(self, node: Node, depth: int) -> _Word:
         """Quote removal for one word; substitutions inside are walked as commands."""
+        word = self._word_inner(node, depth)
+        if not word.dynamic and _SUBSCRIPT_CODE.search(word.value):
+            # Bash evaluates names like 'a[$(cmd)]' as array subscripts in `test -v`,
+            # `printf -v`, `read`, `declare`, arithmetic...: the `$(cmd)` runs.
+            self.reasons.append(
+                f"{word.source!r} can be evaluated as an array subscript, which runs the "
+                "command inside it"
+            )
+        return word
+
+    def _word_inner(self, node: Node, depth: int) -> _Word:
         kind = node.type
         source = self._text(node)
         if kind == "word":
@@ -756,14 +799,18 @@ class _Walker:
         if kind == "expansion":
             if any(c.type == "@" for c in node.children):
                 self.reasons.append(f"`{source}` transforms a value in ways not analysed")
+            for sub in _descendants(node):
+                index = sub.child_by_field_name("index") if sub.type == "subscript" else None
+                if index is not None and not _STATIC_INDEX.fullmatch(self._text(index)):
+                    self.reasons.append(
+                        f"the array subscript in `{source}` is evaluated as arithmetic, "
+                        "which can run code"
+                    )
             self._substitutions(node, depth)
             return _Word(source, True, source)
         if kind == "arithmetic_expansion":
             self._substitutions(node, depth)
-            if any(
-                s.type in ("variable_name", "simple_expansion", "expansion", "subscript")
-                for s in _descendants(node)
-            ):
+            if any(s.type in _ARITH_UNKNOWN for s in _descendants(node)):
                 self.reasons.append(
                     f"arithmetic over variables ({source}) can run code and is not analysed"
                 )
