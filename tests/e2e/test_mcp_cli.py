@@ -29,6 +29,7 @@ def test_cli_runs_an_mcp_tool(codev_cmd: list[str], workspace: Path) -> None:
         "mcp__time__convert_time",
         json.dumps({"source_timezone": "UTC", "time": "08:30", "target_timezone": "Europe/Berlin"}),
         "--json",
+        "--yes",  # MCP tools ask in default mode
     )
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
