@@ -673,6 +673,8 @@ def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
     words = cmd.static_prefix()
     if not words or cmd.escalated:
         return None
+    if any(not shell.is_safe_env_name(k) for k, _ in cmd.env):
+        return None  # `PATH=x ls` is asked about each time, never kept as a rule
     name = words[0]
     keep = [name]
     if name in _INTERPRETERS and len(words) > 1 and not words[1].startswith("-"):
@@ -683,8 +685,7 @@ def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
             keep.append(words[2])
     if name in _INTERPRETERS and len(keep) == 1:
         return None  # `python:*` would allow any code
-    env = [f"{k}={v}" for k, v in cmd.env if not shell.is_safe_env_name(k)]
-    text = " ".join([*env, *(shell._quote_for_display(w) for w in keep)])
+    text = " ".join(shell._quote_for_display(w) for w in keep)
     return f"{tool_name}({text}:*)"
 
 
