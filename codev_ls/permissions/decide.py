@@ -129,6 +129,9 @@ class _Facts:
     maybe_writes: list[_Path] = field(default_factory=list)
     # Reads that belong to a command judged by the read-only set (not by an allow rule).
     command_reads: dict[int, list[_Path]] = field(default_factory=dict)
+    # A command in the line that can re-point paths (`ln -s`, `mv`...): where a path
+    # leads is then only known when the line runs, so no path is judged in advance.
+    reshaper: str | None = None
 
 
 # --------------------------------------------------------------------------- decide
@@ -316,6 +319,10 @@ class _Judge:
                 facts.writes.extend(self._shell_paths(redirect.target, redirect.dynamic, cwds, via))
             elif redirect.reads_file:
                 facts.reads.extend(self._shell_paths(redirect.target, redirect.dynamic, cwds, via))
+        for cmd in parsed.commands:
+            if os.path.basename(cmd.name) in FS_RESHAPING and shell.command_problem(cmd):
+                facts.reshaper = f"`{_short(cmd.display(), 60)}`"
+                break
         for index, cmd in enumerate(parsed.commands):
             args = shell.path_arguments(cmd)
             via = f"`{cmd.display()}`"
@@ -498,8 +505,13 @@ class _Judge:
             part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         problem = shell.command_problem(cmd, redirects=False)
+        index = parsed.commands.index(cmd)
+        if problem is None and facts.reshaper and facts.command_reads.get(index):
+            part.problem = (
+                f"{facts.reshaper} in the same line can change where the files of {part.label} lead"
+            )
+            return
         if problem is None:
-            index = parsed.commands.index(cmd)
             outside = [
                 p
                 for p in facts.command_reads.get(index, [])
@@ -540,6 +552,9 @@ class _Judge:
     def _cover_read(self, part: _Part, facts: _Facts) -> None:
         p = part.path
         assert p is not None
+        if facts.reshaper:
+            part.problem = f"{facts.reshaper} in the same line can change where {p.lexical} leads"
+            return
         rule = self._read_rule(p)
         if rule is not None:
             part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
@@ -558,6 +573,15 @@ class _Judge:
         assert p is not None
         if p.unknown:
             part.problem = f"it writes a file whose location is only known at run time ({p.via})"
+            return
+        if facts.reshaper:
+            part.problem = f"{facts.reshaper} in the same line can change where {p.lexical} leads"
+            return
+        links = _hard_links(p.real)
+        if links > 1:
+            part.problem = (
+                f"{p.real} has {links} hard links: writing it changes the other names too"
+            )
             return
         protected = protected_reason(p.real) or protected_reason(p.lexical)
         inside = is_inside(p.real, self.workspace)
@@ -655,6 +679,21 @@ class _Judge:
             part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         part.problem = part.problem or f"{self.tool.name} asks for confirmation"
+
+
+# Commands that can make a path lead somewhere else (links, moves, copies over, extraction).
+FS_RESHAPING = shell._names(
+    "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
+    "umount bindfs rename"
+)
+
+
+def _hard_links(path: Path) -> int:
+    try:
+        st = path.stat()
+    except OSError:
+        return 1
+    return st.st_nlink if not os.path.isdir(path) else 1
 
 
 # --------------------------------------------------------------------------- suggestions

@@ -73,6 +73,7 @@ def world(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> W
         fake.write_text(f"#!/bin/sh\ntouch {workspace}/PWNED\n")
         fake.chmod(0o755)
     (workspace / "evil.sh").write_text(f"touch {workspace}/PWNED\n")
+    os.link(outside / "target.txt", workspace / "src" / "hardlink")
     (workspace / ".git" / "hooks").mkdir(parents=True)
     (workspace / ".codev").mkdir()
     return World(workspace, outside, home)
@@ -248,6 +249,19 @@ CASES = [
     ),
     Case("git-hook", "echo 'touch PWNED' > .git/hooks/pre-commit", mode="acceptEdits"),
     Case("bashrc", "echo 'touch PWNED' >> ~/.bashrc", allow=(*E, "Edit(~/**)")),
+    # ---- a command in the line re-points a path before it is used
+    Case(
+        "symlink-then-write",
+        "ln -s {outside} src/new && echo hi > src/new/PWNED",
+        allow=(*E, "Bash(ln:*)"),
+    ),
+    Case(
+        "symlink-then-read",
+        "ln -s {outside}/target.txt src/t; cat src/t",
+        allow=(*E, "Bash(ln:*)"),
+        secret="outside",
+    ),
+    Case("hard-link-write", "echo hi > src/hardlink", mode="acceptEdits"),
     # ---- paths for the file tools
     Case("write-dotdot", tool="Write", input={"file_path": "{ws}/src/../PWNED", "content": "x"}),
     Case("write-symlink", tool="Write", input={"file_path": "{ws}/src/link/PWNED", "content": "x"}),
