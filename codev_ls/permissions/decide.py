@@ -103,6 +103,7 @@ class _Path:
     via: str = ""
     # The location is only known at run time (a `$VAR`, an unknown `cd`).
     unknown: bool = False
+    is_dir: bool = False
 
 
 @dataclass(slots=True)
@@ -301,11 +302,14 @@ class _Judge:
             facts.writes.append(self._path(p, "write"))
         if subject.command is not None:
             self._shell_facts(facts, subject.command)
+        for name in ("reads", "writes", "maybe_reads", "maybe_writes"):
+            setattr(facts, name, _unique(getattr(facts, name)))
         return facts
 
     def _path(self, p: Path | str, via: str, cwd: Path | None = None) -> _Path:
         base = cwd or self.cwd
-        return _Path(real_path(p, base), lexical_path(p, base), via)
+        real = real_path(p, base)
+        return _Path(real, lexical_path(p, base), via, is_dir=os.path.isdir(real))
 
     def _shell_facts(self, facts: _Facts, command: str) -> None:
         parsed = shell.parse_command(command)
@@ -413,11 +417,10 @@ class _Judge:
         if p.unknown:
             return False
         pattern = path_pattern(spec, self.root)
-        is_dir = os.path.isdir(p.real)
-        if pattern.matches(p.real, is_dir=is_dir):
+        if pattern.matches(p.real, is_dir=p.is_dir):
             return True
         # Deny and ask also match the path as written (a link named .env, say).
-        return kind != "allow" and pattern.matches(p.lexical, is_dir=is_dir)
+        return kind != "allow" and pattern.matches(p.lexical, is_dir=p.is_dir)
 
     def _allow_rule_for(self, pred: Callable[[PermissionRule], bool]) -> PermissionRule | None:
         for rule in self.pctx.allow_rules():
@@ -686,6 +689,18 @@ FS_RESHAPING = shell._names(
     "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
     "umount bindfs rename"
 )
+
+
+def _unique(paths: list[_Path]) -> list[_Path]:
+    """The paths without repeats (the same file reached twice is judged once)."""
+    seen: set[tuple[Path, Path, bool]] = set()
+    out = []
+    for p in paths:
+        key = (p.real, p.lexical, p.unknown)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 def _hard_links(path: Path) -> int:
