@@ -31,6 +31,7 @@ _WINDOW_READ = 1 << 18
 _CACHE_SIZE = 16
 # Files up to this size are indexed to the end in the background after a first read.
 BACKGROUND_LIMIT = 4 << 30
+_BACKGROUND_STEP = 64 << 20
 
 IndexKey = tuple[str, int, int, int, int]
 
@@ -67,16 +68,26 @@ class LineIndex:
     def complete(self) -> bool:
         return self.scanned >= self.size
 
-    def extend(self, fh: BinaryIO, needed: int, check: Callable[[], None] | None = None) -> None:
-        """Count on until ``needed`` newlines are known (or the end of the file)."""
+    def extend(
+        self,
+        fh: BinaryIO,
+        needed: int,
+        check: Callable[[], None] | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
+        """Count on until ``needed`` newlines are known (or the end of the file, or
+        ``max_bytes`` more bytes were counted)."""
         if self.newlines >= needed or self.complete:
             return
         buf = bytearray(_READ)
         fh.seek(self.scanned)
+        stop_at = None if max_bytes is None else self.scanned + max_bytes
         while self.newlines < needed and not self.complete:
+            if stop_at is not None and self.scanned >= stop_at:
+                break
             if check is not None:
                 check()
-            n = fh.readinto(buf)
+            n = _fill(fh, buf)
             if not n:
                 self.size = self.scanned  # the file shrank under us; stop at what is there
                 break
@@ -126,6 +137,18 @@ class LineIndex:
         return self.newlines + (0 if last == b"\n" else 1)
 
 
+def _fill(fh: BinaryIO, buf: bytearray) -> int:
+    """Read until ``buf`` is full or the file ends (blocks must stay aligned)."""
+    view = memoryview(buf)
+    n = 0
+    while n < len(buf):
+        got = fh.readinto(view[n:])  # type: ignore[attr-defined]
+        if not got:
+            break
+        n += got
+    return n
+
+
 _CACHE: OrderedDict[IndexKey, LineIndex] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
@@ -156,9 +179,12 @@ def finish_in_background(path: str, index: LineIndex, limit: int | None = None) 
         return
 
     def work() -> None:
+        # In steps, releasing the lock between them, so reads are never held up for long.
         try:
-            with open(path, "rb") as fh, index.lock:
-                index.extend(fh, 1 << 62)
+            with open(path, "rb") as fh:
+                while not index.complete:
+                    with index.lock:
+                        index.extend(fh, 1 << 62, max_bytes=_BACKGROUND_STEP)
         except OSError:
             pass
 

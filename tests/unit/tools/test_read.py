@@ -532,3 +532,14 @@ def test_read_lines_at_across_chunks_with_cuts(tmp_path: Path, monkeypatch: pyte
         assert [g.data for g in got] == [w[:5] for w in want], (trial, text)
         assert [g.full_length for g in got] == [len(w) for w in want], (trial, text)
         assert end == min(len(data), sum(len(w) + 1 for w in want)), (trial, text)
+
+
+async def test_a_named_pipe_is_refused_not_waited_on(run: Runner, workspace: Path):
+    import os
+
+    fifo = workspace / "pipe"
+    os.mkfifo(fifo)
+    out = await run("Read", file_path=str(fifo))
+    assert out.status == "error" and "not a regular file" in out.text()
+    out = await run("Write", file_path=str(fifo), content="x")
+    assert out.status == "error" and "not a regular file" in out.text()
