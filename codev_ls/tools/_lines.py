@@ -16,12 +16,14 @@ read, never held whole.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import time
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -36,8 +38,8 @@ _BACKGROUND_STEP = 64 << 20
 IndexKey = tuple[str, int, int, int, int]
 
 
-class Aborted(Exception):
-    """The caller's abort check said stop."""
+class _GiveWay(Exception):
+    """Background counting stops for a read that is waiting."""
 
 
 @dataclass(slots=True)
@@ -63,6 +65,20 @@ class LineIndex:
         self.newlines = 0  # newlines in bytes [0, scanned)
         self.lock = threading.Lock()
         self.background: threading.Thread | None = None
+        # Reads waiting for or holding the lock (background counting gives way to them).
+        self.readers = 0
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the index for a read, making background counting pause."""
+        with _CACHE_LOCK:
+            self.readers += 1
+        try:
+            with self.lock:
+                yield
+        finally:
+            with _CACHE_LOCK:
+                self.readers -= 1
 
     @property
     def complete(self) -> bool:
@@ -178,13 +194,24 @@ def finish_in_background(path: str, index: LineIndex, limit: int | None = None) 
     if index.complete or index.size > limit or index.background is not None:
         return
 
+    def give_way() -> None:
+        if index.readers:
+            raise _GiveWay
+
     def work() -> None:
-        # In steps, releasing the lock between them, so reads are never held up for long.
+        # A read that comes in stops the counting at once (the index stays consistent
+        # after every 4 MiB), and counting resumes when no read is waiting: under the
+        # GIL a busy counter would otherwise slow every read down.
         try:
             with open(path, "rb") as fh:
                 while not index.complete:
-                    with index.lock:
-                        index.extend(fh, 1 << 62, max_bytes=_BACKGROUND_STEP)
+                    while index.readers:
+                        time.sleep(0.005)
+                    try:
+                        with index.lock:
+                            index.extend(fh, 1 << 62, give_way, max_bytes=_BACKGROUND_STEP)
+                    except _GiveWay:
+                        continue
         except OSError:
             pass
 

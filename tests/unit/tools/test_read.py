@@ -543,3 +543,19 @@ async def test_a_named_pipe_is_refused_not_waited_on(run: Runner, workspace: Pat
     assert out.status == "error" and "not a regular file" in out.text()
     out = await run("Write", file_path=str(fifo), content="x")
     assert out.status == "error" and "not a regular file" in out.text()
+
+
+def test_background_counting_gives_way_to_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import time
+
+    monkeypatch.setattr(_lines, "BLOCK", 1024)
+    path = tmp_path / "f.log"
+    path.write_bytes(b"line\n" * 200_000)
+    index = _lines.LineIndex(path.stat().st_size)
+    with index.reading():
+        _lines.finish_in_background(str(path), index)
+        time.sleep(0.2)
+        assert index.scanned == 0  # waits while a read holds the index
+    assert index.background is not None
+    index.background.join(timeout=30)
+    assert index.complete and index.newlines == 200_000
