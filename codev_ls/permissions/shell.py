@@ -234,6 +234,25 @@ def _parse_cached(command: str) -> ParsedCommand:
 _CONTROL_CHARS = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 
 
+# tree-sitter-bash's scanner (0.25.1, src/scanner.c, `brace_start`) calls the C
+# `isdigit()` on the character after `{`, `{12` or `{1..2`: a code point above 255
+# indexes past glibc's table and crashes the process (`echo {\U000c7249`).
+_SCANNER_TRAP = re.compile(r"(\{[0-9]*(?:\.\.[0-9]*)?)([^\x00-\xff])")
+
+
+def _scanner_safe(script: str) -> str | None:
+    """``script`` with the characters that would crash the scanner replaced by ASCII
+    letters of the same UTF-8 length (byte offsets stay true); None when none do."""
+    if not _SCANNER_TRAP.search(script):
+        return None
+
+    def replace(m: re.Match[str]) -> str:
+        size = len(m.group(2).encode("utf-8", "surrogateescape"))
+        return m.group(1) + "x" * size
+
+    return _SCANNER_TRAP.sub(replace, script)
+
+
 @dataclass(slots=True)
 class _Word:
     value: str
@@ -311,7 +330,12 @@ class _Walker:
             self.reasons.append("commands nested too deeply to follow")
             return
         data = script.encode("utf-8", "surrogateescape")
-        tree = _parser().parse(data)
+        safe = _scanner_safe(script)
+        if safe is not None:
+            self.reasons.append(
+                "a `{` is followed by a character the bash grammar's scanner cannot read"
+            )
+        tree = _parser().parse(data if safe is None else safe.encode("utf-8", "surrogateescape"))
         saved, saved_env = self._src, self._inherited
         self._src = data
         self._inherited = (*saved_env, *env)
@@ -609,12 +633,6 @@ class _Walker:
             self.commands.append(cmd)
             return
         if inner.kind == "script":
-            unsafe = [k for k, _ in env if not is_safe_env_name(k)]
-            if unsafe:
-                # `BASH_ENV=f bash -c true` sources f: the prefix reaches the inner shell.
-                self.reasons.append(
-                    f"the prefix {unsafe[0]}=... applies to the shell `{inner.label}` starts"
-                )
             if inner.script is None:
                 # Nothing to look into: the wrapper stays a command (deny rules naming it apply).
                 self.reasons.append(inner.reason or f"`{inner.label}` runs a script not known")

@@ -21,6 +21,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -329,3 +330,25 @@ def test_any_unicode_never_raises(lab: Lab, command: str) -> None:
     assert isinstance(parsed.fully_understood, bool)
     if "\x00" not in command:
         check(lab, command, "default")
+
+
+def test_inputs_that_crashed_the_bash_grammar(tmp_path: Path) -> None:
+    """Found by this fuzzing: tree-sitter-bash's scanner calls C ``isdigit()`` on the
+    character after ``{``, and a code point above 255 read past glibc's table (a
+    segfault: a dead server). Parsed in a child process, so a crash fails this test
+    instead of killing the test run."""
+    crashers = ["echo {\U000c7249a", "{\U00100000a", "ls {1..\U000f0000}", "x {12\U000c7249}"]
+    script = f"""
+from codev_ls.permissions.shell import _parse_cached
+for text in {crashers!r}:
+    for _ in range(50):
+        _parse_cached.cache_clear()
+        parsed = _parse_cached(text)
+        assert not parsed.fully_understood
+print("alive")
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.strip() == "alive"
