@@ -212,6 +212,9 @@ def _parse_cached(command: str) -> ParsedCommand:
         )
     if "\x00" in command:
         return ParsedCommand(command, (), False, ("the command contains a NUL character",))
+    if _LONE_SURROGATE.search(command):
+        # JSON may carry "\ud800": no byte string (no shell) can hold it.
+        return ParsedCommand(command, (), False, ("the command contains a lone surrogate",))
     walker = _Walker()
     walker.parse_script(command, depth=0, layers=(), wrappers=())
     control = _CONTROL_CHARS.search(command)
@@ -231,6 +234,8 @@ def _parse_cached(command: str) -> ParsedCommand:
     )
 
 
+# Surrogates that are not surrogateescape's stand-ins for undecodable bytes.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _CONTROL_CHARS = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 
 

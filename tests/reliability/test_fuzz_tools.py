@@ -98,6 +98,8 @@ def make_files(ws: Path) -> list[str]:
 
 # --------------------------------------------------------------------------- strategies
 
+# Every code point, lone surrogates included: JSON can carry "\ud800".
+ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=20)
 SAFE_NAME = st.text(alphabet=string.ascii_letters + string.digits + "_- ", min_size=1, max_size=12)
 ODD_TEXT = st.sampled_from(
     ["", " ", "\n", "\t", "*", "**", "**/*", "[", "(", "\\", "$", "{a,b}", "\x00", "\ufeff",
@@ -106,7 +108,7 @@ ODD_TEXT = st.sampled_from(
 
 
 def string_for(field: str, paths: list[str], ws: Path) -> st.SearchStrategy[str]:
-    text = st.one_of(st.text(max_size=40), ODD_TEXT)
+    text = st.one_of(st.text(max_size=40), ODD_TEXT, ANY_TEXT)
     if "path" in field:
         inside = SAFE_NAME.map(lambda n: str(ws / n))
         return st.one_of(st.sampled_from(paths), inside, text)
