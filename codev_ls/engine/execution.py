@@ -41,6 +41,7 @@ from codev_ls.engine.outcome import (
 )
 from codev_ls.engine.registry import find_tool
 from codev_ls.engine.results import PersistError, persist_large_result
+from codev_ls.engine.secrets import redact_outcome
 from codev_ls.engine.tool import (
     InputError,
     Progress,
@@ -130,7 +131,7 @@ class _Run:
 
     async def execute(self) -> ToolOutcome:
         span = telemetry.start_tool_span(self.use.name, self.use.id)  # None unless OTel is on
-        outcome = await self._stages()
+        outcome = redact_outcome(await self._stages())  # API keys never leave in an outcome
         telemetry.end_tool_span(span, outcome)
         return outcome
 
