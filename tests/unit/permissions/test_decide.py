@@ -613,6 +613,10 @@ async def test_auto_mode_asks_a_model_classifier_for_what_rules_leave_open(
     assert seen[0].classifier_input == "make -j4" and not seen[0].read_only
     # Still never for what the parser cannot understand, and never past a deny rule.
     assert (await judge(engine, "Bash", {"command": "$CMD"})).behavior == "ask"
+    # Nor for what always asks: writes outside the workspace, protected paths.
+    assert (await judge(engine, "Bash", {"command": "make > build.log"})).behavior == "allow"
+    assert (await judge(engine, "Bash", {"command": "make > /tmp/x.log"})).behavior == "ask"
+    assert (await judge(engine, "Bash", {"command": "echo x > .git/config"})).behavior == "ask"
     denying = make_engine(mode="auto", deny=["Bash(make:*)"])
     denying.services["auto_classifier"] = Lenient()
     assert (await judge(denying, "Bash", {"command": "make"})).behavior == "deny"
