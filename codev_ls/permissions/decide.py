@@ -273,7 +273,11 @@ class _Judge:
             log.warning("auto-mode classifier failed: %s", exc)
             return None
         self.trace.append(f"auto-mode classifier: {verdict.decision} ({verdict.reason})")
-        if verdict.decision == "allow" and understood:
+        # What must always ask (protected and outside paths, the tool's own question, a line
+        # the parser cannot follow) is not the classifier's to allow.
+        open_parts = [p for p in parts if p.covered is None]
+        beyond = any(p.kind == "own" for p in open_parts) or not inside
+        if verdict.decision == "allow" and understood and not beyond:
             return self._done(
                 PermissionResult.allow(self.input, f"auto mode: {verdict.reason}", source="config")
             )
