@@ -340,7 +340,7 @@ def test_inputs_that_crashed_the_bash_grammar(tmp_path: Path) -> None:
     instead of killing the test run."""
     crashers = ["echo {\U000c7249a", "{\U00100000a", "ls {1..\U000f0000}", "x {12\U000c7249}"]
     script = f"""
-from codev_ls.permissions.shell import _parse_cached
+from codev_ls.permissions.shell.parse import _parse_cached
 for text in {crashers!r}:
     for _ in range(50):
         _parse_cached.cache_clear()

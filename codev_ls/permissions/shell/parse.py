@@ -258,7 +258,7 @@ _WORD_TYPES = name_set(
 
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 # In `$((...))`, anything but numbers and operators may name code ('a[$(cmd)]', x).
-_ARITH_UNKNOWN = _names(
+_ARITH_UNKNOWN = name_set(
     "variable_name simple_expansion expansion subscript raw_string string word "
     "ansi_c_string concatenation translated_string"
 )
