@@ -22,4 +22,7 @@ def build_engine(
 ) -> Engine:
     """An Engine for ``root`` with every configured feature attached."""
     engine = Engine(root, bridge, mode=mode or "default")
+    from codev_ls.model.service import attach_model
+
+    attach_model(engine)
     return engine
