@@ -4,8 +4,10 @@
     codev-ls --tcp HOST:PORT         LSP over TCP, for debugging
     codev-ls --version
     codev-ls tool NAME 'JSON' [--mode MODE] [--cwd DIR] [--yes] [--json]
+    codev-ls chat "PROMPT" [--mode MODE] [--cwd DIR] [--yes] [--json]
 
 Exit codes of ``tool``: 0 success, 1 error/rejected/interrupted, 2 usage error.
+Exit codes of ``chat``: 0 the model finished, 1 error/interrupted/turn limit, 2 usage error.
 """
 
 from __future__ import annotations
@@ -70,6 +72,17 @@ def make_parser() -> argparse.ArgumentParser:
         "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
     )
     tool.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+
+    chat = sub.add_parser("chat", help="one chat turn with the model, for scripts")
+    chat.add_argument("prompt", help="the prompt ('-' reads it from stdin)")
+    chat.add_argument("--mode", type=_mode_arg, default=None, help="permission mode")
+    chat.add_argument("--cwd", default=None, help="workspace root (default: the current folder)")
+    chat.add_argument(
+        "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
+    )
+    chat.add_argument(
+        "--json", action="store_true", help="print chat events as JSON lines on stdout"
+    )
     return parser
 
 
@@ -83,6 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "tool":
         return run_tool_command(args)
+    if args.command == "chat":
+        from codev_ls.model.cli import run_chat_command
+
+        return run_chat_command(args)
     return serve(args)
 
 

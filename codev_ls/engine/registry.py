@@ -40,6 +40,11 @@ class BuiltinEntry:
 BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.read", "ReadTool"),
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
+    BuiltinEntry("codev_ls.tools.agent", "AgentTool"),
+    BuiltinEntry("codev_ls.tools.tool_search", "ToolSearchTool"),
+    BuiltinEntry("codev_ls.tools.skill", "SkillTool"),
+    BuiltinEntry("codev_ls.tools.ask_user_question", "AskUserQuestionTool"),
+    BuiltinEntry("codev_ls.tools.exit_plan_mode", "ExitPlanModeTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).

@@ -88,7 +88,9 @@ async def run_turn(
 
     def finish(reason: str, err: str | None = None) -> TurnResult:
         emit(DoneEvent(reason, err))
-        return TurnResult(session.id, reason, "\n\n".join(t for t in texts if t.strip()), err, steps)
+        return TurnResult(
+            session.id, reason, "\n\n".join(t for t in texts if t.strip()), err, steps
+        )
 
     while True:
         if abort.aborted:
