@@ -78,7 +78,7 @@ class Conversation:
         now = chars_of(self.messages)
         by_chars = (now + overhead_chars) // 4
         if self.last_tokens:
-            return max(self.last_tokens + max(0, now - self.chars_at_last) // 4, by_chars // 2)
+            return max(self.last_tokens + max(0, now - self.chars_at_last) // 4, by_chars)
         return by_chars
 
 

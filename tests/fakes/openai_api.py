@@ -162,13 +162,13 @@ def reply(
 
 
 def tool_messages(body: dict[str, Any]) -> dict[str, str]:
-    """Tool messages after the last assistant message, by tool_call_id."""
-    out: dict[str, str] = {}
-    for msg in reversed(body["messages"]):
-        if msg["role"] != "tool":
-            break
-        out[msg["tool_call_id"]] = msg["content"]
-    return out
+    """Tool messages after the last assistant message with tool calls, by tool_call_id."""
+    messages = body["messages"]
+    last = max(
+        (i for i, m in enumerate(messages) if m["role"] == "assistant" and m.get("tool_calls")),
+        default=len(messages),
+    )
+    return {m["tool_call_id"]: m["content"] for m in messages[last + 1 :] if m["role"] == "tool"}
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:

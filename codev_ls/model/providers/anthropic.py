@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from codev_ls.model.config import ModelConfig
+from codev_ls.model.errors import ModelRetryableError
 from codev_ls.model.providers.base import map_sdk_error
 from codev_ls.model.types import (
     Block,
@@ -92,6 +93,7 @@ class AnthropicProvider:
         partial_json: dict[int, str] = {}
         usage = Usage()
         stop_reason = "end_turn"
+        complete = False
         try:
             async for event in stream:
                 kind = event.type
@@ -138,11 +140,17 @@ class AnthropicProvider:
                     if event.usage is not None and event.usage.output_tokens is not None:
                         usage.output_tokens = event.usage.output_tokens
                 elif kind == "message_stop":
+                    complete = True
                     break
         except Exception as exc:
             raise map_sdk_error(exc, self.label, "ANTHROPIC_API_KEY", self.config.api_key) from exc
         finally:
             await stream.close()
+        if not complete:
+            raise ModelRetryableError(
+                f"The connection to {self.label} was closed before the answer was complete.",
+                kind="incomplete_stream",
+            )
         content = [
             blocks[i]
             for i in sorted(blocks)

@@ -151,6 +151,17 @@ def map_sdk_error(exc: BaseException, label: str, env_key: str, secret: str | No
             )
         if isinstance(exc, ModelError):
             return exc
+        body = getattr(exc, "body", None)
+        if body is not None or "APIError" in cls_names:
+            # An error reported inside the stream (HTTP 200 already sent): transient.
+            kind, message = _error_fields(body if isinstance(body, dict) else {"error": body})
+            message = redact(message or str(exc), secret)
+            return ModelRetryableError(
+                f"{label} reported an error in the stream"
+                + (f" ({kind})" if kind else "")
+                + f": {message}",
+                kind=kind or "stream_error",
+            )
         return ModelError(f"{label} failed: {type(exc).__name__}: {redact(str(exc), secret)}")
     body = getattr(exc, "body", None)
     kind, message = _error_fields(body)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from codev_ls.model.config import ModelConfig
+from codev_ls.model.errors import ModelRetryableError
 from codev_ls.model.providers.anthropic import INVALID_JSON_KEY, parse_tool_input
 from codev_ls.model.providers.base import map_sdk_error
 from codev_ls.model.types import (
@@ -135,6 +136,11 @@ class OpenAIProvider:
             raise map_sdk_error(exc, self.label, "OPENAI_API_KEY", self.config.api_key) from exc
         finally:
             await stream.close()
+        if finish is None:
+            raise ModelRetryableError(
+                f"The connection to {self.label} was closed before the answer was complete.",
+                kind="incomplete_stream",
+            )
         content: list[Block] = []
         text = "".join(text_parts)
         if text:
