@@ -40,6 +40,10 @@ class BuiltinEntry:
 BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.read", "ReadTool"),
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
+    BuiltinEntry("codev_ls.tools.edit", "EditTool"),
+    BuiltinEntry("codev_ls.tools.write", "WriteTool"),
+    BuiltinEntry("codev_ls.tools.grep", "GrepTool"),
+    BuiltinEntry("codev_ls.tools.notebook_edit", "NotebookEditTool"),
     BuiltinEntry("codev_ls.tools.agent", "AgentTool"),
     BuiltinEntry("codev_ls.tools.tool_search", "ToolSearchTool"),
     BuiltinEntry("codev_ls.tools.skill", "SkillTool"),
