@@ -1,12 +1,9 @@
-"""Fixtures for model tests: a fake API server per provider, an Engine wired to it."""
+"""An Engine wired to a fake model API, with a scripted bridge and the chat events recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from codev_ls.bridge import ScriptedBridge
 from codev_ls.engine.registry import get_all_base_tools
@@ -14,20 +11,6 @@ from codev_ls.engine.runtime import Engine
 from codev_ls.engine.tool import Tool
 from codev_ls.model.service import ModelService, attach_model
 from tests.fakes.harness import FakeModel
-
-
-@pytest.fixture(params=["anthropic", "openai"])
-def fake(request: pytest.FixtureRequest) -> Iterator[FakeModel]:
-    with FakeModel(request.param) as model:
-        yield model
-    assert not model.problems, f"invalid request bodies: {model.problems}"
-
-
-@pytest.fixture
-def fake_anthropic() -> Iterator[FakeModel]:
-    with FakeModel("anthropic") as model:
-        yield model
-    assert not model.problems, f"invalid request bodies: {model.problems}"
 
 
 class Rig:
@@ -56,23 +39,3 @@ class Rig:
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == kind]
-
-
-@pytest.fixture
-async def make_rig(workspace: Path) -> Any:
-    made: list[Rig] = []
-
-    def make(fake: FakeModel, *, extra_tools: list[Tool] | None = None, **kw: Any) -> Rig:
-        bridge = kw.pop("bridge", None) or ScriptedBridge()
-        r = Rig(workspace, fake, bridge, extra_tools, **kw)
-        made.append(r)
-        return r
-
-    yield make
-    for r in made:
-        await r.engine.aclose()
-
-
-@pytest.fixture
-async def rig(make_rig: Any, fake: FakeModel) -> Rig:
-    return make_rig(fake)
