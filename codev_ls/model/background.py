@@ -93,10 +93,13 @@ class AgentTaskRegistry:
 
 
 def registry_of(engine: Engine) -> Any:
-    """Where background agents are registered: the task manager, or our own registry."""
-    manager = engine.services.get("tasks")
-    if manager is not None and hasattr(manager, "add"):
-        return manager
+    """Where background agents are registered: the task manager (TaskOutput, TaskStop)."""
+    try:
+        from codev_ls.tools.tasks import get_task_manager
+    except ImportError:  # no background tasks in this build: a registry of our own
+        get_task_manager = None  # type: ignore[assignment]
+    if get_task_manager is not None:
+        return get_task_manager(engine)
     registry = engine.services.get("agent_tasks")
     if registry is None:
         registry = engine.services["agent_tasks"] = AgentTaskRegistry()

@@ -1,8 +1,10 @@
 """Temporary git worktrees for isolated sub-agents (``isolation: "worktree"``).
 
 The worktree is checked out (detached, at ``HEAD``) under
-``<repo>/.codev/worktrees/`` — inside the workspace, so the permission rules
-about the workspace apply unchanged — and that folder ignores itself in git.
+``<repo>/.git/codev-worktrees/``: inside the workspace (when the workspace is
+the repository's root), so the permission rules and the Bash sandbox about the
+workspace apply unchanged; invisible to ``git status`` and to file searches of
+the checkout; and not under ``.codev/``, which sandboxed commands cannot write.
 After the run the changes are reported as a diff against ``HEAD`` (new files
 included); a worktree without changes is removed, one with changes is kept
 for the user to review or apply.
@@ -73,11 +75,11 @@ async def create(root: Path, label: str = "agent") -> Worktree:
             'isolation "worktree" needs at least one commit in the repository; '
             "run the agent without isolation."
         )
-    base = repo / ".codev" / "worktrees"
+    git_dir = Path((await _git("rev-parse", "--git-common-dir", cwd=repo)).strip())
+    if not git_dir.is_absolute():
+        git_dir = (repo / git_dir).resolve()
+    base = git_dir / "codev-worktrees"
     base.mkdir(parents=True, exist_ok=True)
-    ignore = base / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
     path = base / f"{label}-{uuid.uuid4().hex[:8]}"
     await _git("worktree", "add", "--detach", str(path), "HEAD", cwd=repo)
     return Worktree(repo, path.resolve())

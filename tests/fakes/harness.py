@@ -8,10 +8,11 @@ API's wire format; ``env`` is what a Codev process needs to talk to it;
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from tests.fakes import anthropic_api, openai_api
-from tests.fakes._http import SSE, Drop, Hold, HttpReply
+from tests.fakes._http import SSE, Drop, Hold, HttpReply, Recorded
 
 FAST_RETRIES = {
     "CODEV_MODEL_RETRY_BASE_DELAY": "0.01",
@@ -60,6 +61,25 @@ class FakeModel:
 
     def push(self, *replies: HttpReply | SSE) -> None:
         self.server.push(*replies)
+
+    def route_subagents(self, *replies: HttpReply | SSE) -> None:
+        """Answer sub-agents' requests (their system prompt says so) from ``replies``, in order;
+        the main conversation keeps using the ordinary queue."""
+        queue = list(replies)
+        lock = threading.Lock()
+
+        def responder(rec: Recorded) -> HttpReply | SSE | None:
+            if "# You are a sub-agent" not in self.system(rec.body):
+                return None
+            with lock:
+                if queue:
+                    return queue.pop(0)
+            return HttpReply(500, {"error": {"type": "api_error", "message": "no sub-agent reply"}})
+
+        self.server.responder = responder
+
+    def is_subagent(self, body: dict[str, Any]) -> bool:
+        return "# You are a sub-agent" in self.system(body)
 
     def reply(self, *parts: str | tuple[str, dict[str, Any]] | Hold | Drop, **kw: Any) -> SSE:
         mod = anthropic_api if self.kind == "anthropic" else openai_api
