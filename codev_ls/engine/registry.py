@@ -49,6 +49,7 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.bash", "BashTool"),
     BuiltinEntry("codev_ls.tools.tasks", "TaskOutputTool"),
     BuiltinEntry("codev_ls.tools.tasks", "TaskStopTool"),
+    BuiltinEntry("codev_ls.tools.location.tool", "LocationTool"),
     BuiltinEntry("codev_ls.tools.agent", "AgentTool"),
     BuiltinEntry("codev_ls.tools.tool_search", "ToolSearchTool"),
     BuiltinEntry("codev_ls.tools.skill", "SkillTool"),
