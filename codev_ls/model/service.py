@@ -111,8 +111,12 @@ class ModelService:
         session_id: str | None = None,
         on_event: EventCallback | None = None,
         progress: bool = True,
+        progress_id: str | None = None,
     ) -> TurnResult:
         """One user turn in a chat session, with a progress report for the whole turn.
+
+        ``progress_id`` names the turn's progress (the LSP bridge maps a client's
+        ``workDoneToken`` to it); by default a fresh ``chat_...`` id.
 
         Cancelling the calling task (``$/cancelRequest``) interrupts the turn the
         same way :meth:`cancel` does; the turn still ends cleanly (history closed,
@@ -129,7 +133,7 @@ class ModelService:
             )
         abort = AbortSignal()
         self._turns[sid] = abort
-        turn_id = f"chat_{sid}_{uuid.uuid4().hex[:8]}"
+        turn_id = progress_id or f"chat_{sid}_{uuid.uuid4().hex[:8]}"
         bridge = self.engine.bridge
 
         def report(event: ChatEvent) -> None:
