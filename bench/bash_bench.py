@@ -82,6 +82,7 @@ def _size_arg(text: str) -> int:
 
 
 async def _run(size: int, sandbox: bool, workdir: Path) -> list[Row]:
+    """Baseline then measure, on one engine; sandboxed or not (CODEV_SANDBOX is read then)."""
     from codev_ls.bridge import ScriptedBridge
     from codev_ls.engine.runtime import Engine
 
@@ -99,11 +100,11 @@ async def _run(size: int, sandbox: bool, workdir: Path) -> list[Row]:
         if sandbox and not active:
             print("  (bubblewrap cannot run here: sandboxed rows skipped)")
             return []
-        tag = "sandboxed" if sandbox else "no sandbox"
+        tag = "sandbox" if sandbox else "no sandbox"
         await engine.run_tool("Bash", {"command": "true"})  # warm up
         base = await _measure(
             engine,
-            f"baseline ({tag}): yes | head -c N > /dev/null",
+            f"Bash ({tag}): yes | head -c N > /dev/null",
             f"yes | head -c {size} > /dev/null",
         )
         main = await _measure(engine, f"Bash ({tag}): yes | head -c N", f"yes | head -c {size}")
@@ -121,41 +122,80 @@ def _raw_shell_to_file(size: int, workdir: Path) -> float:
     return seconds
 
 
-def run_bash_bench(size: int = 1 << 30) -> list[str]:
-    """Run the benchmark; returns the report lines (also printed)."""
-    lines: list[str] = []
+@dataclass
+class Figure:
+    """One line of the report (the shape of ``bench/tools.py``'s rows)."""
 
-    def say(text: str) -> None:
-        print(text, flush=True)
-        lines.append(text)
+    name: str
+    value: str
+    baseline: str = ""
+    ratio: float | None = None
+    target: str = ""
+    ok: bool = True
 
-    say(f"Bash: `yes | head -c {size:,}` through Engine.run_tool (peak RSS of this process)")
-    with tempfile.TemporaryDirectory(prefix="codev-bench-bash-") as tmp:
-        workdir = Path(tmp)
-        os.environ["CODEV_CONFIG_DIR"] = str(workdir / "config")
-        saved = os.environ.get("CODEV_SANDBOX")
-        try:
-            raw = _raw_shell_to_file(size, workdir)
-            rows: list[Row] = []
-            for sandbox in (True, False):
-                rows += asyncio.run(_run(size, sandbox, workdir))
-        finally:
-            if saved is None:
-                os.environ.pop("CODEV_SANDBOX", None)
+
+def bash_figures(size: int, workdir: Path) -> list[Figure]:
+    """Measure (sandboxed, then without the sandbox) in ``workdir``; the report's figures."""
+    saved = {k: os.environ.get(k) for k in ("CODEV_SANDBOX", "CODEV_CONFIG_DIR")}
+    os.environ["CODEV_CONFIG_DIR"] = str(workdir / "config")
+    try:
+        raw = _raw_shell_to_file(size, workdir)
+        rows: list[Row] = []
+        for sandbox in (True, False):
+            rows += asyncio.run(_run(size, sandbox, workdir))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
             else:
-                os.environ["CODEV_SANDBOX"] = saved
-    say(f"  raw shell writing the same bytes to a file: {raw:.2f} s")
+                os.environ[key] = value
+    figures = [Figure("raw shell: yes | head -c N > file", f"{raw:.2f} s")]
     for base, main in zip(rows[::2], rows[1::2], strict=True):
-        say(f"  {base.label}: {base.seconds:.2f} s, peak RSS growth {base.rss_growth_mb:.1f} MB")
-        ok = main.rss_growth_mb < TARGET_MB and main.persisted_bytes == size
-        say(
-            f"  {main.label}: {main.seconds:.2f} s ({main.seconds / raw:.2f}× raw shell to file), "
-            f"peak RSS growth {main.rss_growth_mb:.1f} MB "
-            f"({main.rss_growth_mb - base.rss_growth_mb:+.1f} MB vs baseline; target < {TARGET_MB} MB), "
-            f"persisted {main.persisted_bytes:,} of {main.output_bytes:,} bytes "
-            f"[{'OK' if ok else 'MISSED'}]"
+        figures.append(Figure(base.label, f"{base.seconds:.2f} s"))
+        figures.append(Figure("  its peak RSS growth", f"{base.rss_growth_mb:.1f} MB"))
+        figures.append(
+            Figure(main.label, f"{main.seconds:.2f} s", f"{raw:.2f} s", main.seconds / raw)
         )
-    return lines
+        ok = main.rss_growth_mb < TARGET_MB and main.persisted_bytes == size
+        figures.append(
+            Figure(
+                "  its peak RSS growth",
+                f"{main.rss_growth_mb:.1f} MB",
+                f"{base.rss_growth_mb:.1f} MB",
+                None,
+                f"< {TARGET_MB} MB",
+                ok,
+            )
+        )
+        figures.append(
+            Figure(
+                "  output persisted",
+                f"{main.persisted_bytes:,} B",
+                f"{main.output_bytes:,} B",
+                target="all of it",
+                ok=main.persisted_bytes == main.output_bytes == size,
+            )
+        )
+    return figures
+
+
+def run_bash_bench(size: int = 1 << 30) -> list[Figure]:
+    """Run the benchmark in a temporary folder, print the figures, return them."""
+    print(f"Bash: `yes | head -c {size:,}` through Engine.run_tool (peak RSS of this process)")
+    with tempfile.TemporaryDirectory(prefix="codev-bench-bash-") as tmp:
+        figures = bash_figures(size, Path(tmp))
+    for f in figures:
+        line = f"{f.name:<52} {f.value:>16}"
+        if f.baseline:
+            line += f"  baseline {f.baseline:>16}"
+        if f.ratio is not None:
+            line += f"  ratio {f.ratio:5.2f}×"
+        if f.target:
+            line += f"  (target {f.target})"
+        if not f.ok:
+            line += "  MISSED"
+        print(line, flush=True)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,8 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     if not Path("/proc/self/clear_refs").exists():
         print("bash_bench needs Linux (/proc/self/clear_refs)", file=sys.stderr)
         return 2
-    lines = run_bash_bench(args.size)
-    return 0 if all("MISSED" not in line for line in lines) else 1
+    figures = run_bash_bench(args.size)
+    return 0 if all(f.ok for f in figures) else 1
 
 
 if __name__ == "__main__":

@@ -1443,8 +1443,12 @@ def _git_problem(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _command_problem(cmd: SimpleCommand) -> str | None:
-    """Why one simple command is not read-only (None: it is)."""
+def command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str | None:
+    """Why one simple command is not read-only (None: it is).
+
+    With ``redirects=False`` its output redirections are left out: the
+    permission system judges those as writes of their own.
+    """
     if cmd.assignment_only:
         if cmd.argv and cmd.argv[0] not in ("export", "local", "declare", "typeset", "readonly"):
             return f"`{cmd.argv[0]}` changes the shell's state"
@@ -1457,7 +1461,7 @@ def _command_problem(cmd: SimpleCommand) -> str | None:
             return f"the prefix {name}=... can change what the command runs"
     if cmd.escalated:
         return "it runs through sudo"
-    for r in cmd.redirects:
+    for r in cmd.redirects if redirects else ():
         if r.writes_file:
             return f"it writes to {r.target!r}"
     if not cmd.argv:
@@ -1547,7 +1551,7 @@ def read_only_problem(command: str | ParsedCommand) -> str | None:
         if r.writes_file:
             return f"it writes to {r.target!r}"
     for cmd in parsed.commands:
-        problem = _command_problem(cmd)
+        problem = command_problem(cmd)
         if problem:
             return problem
     return None
@@ -1559,6 +1563,47 @@ def is_read_only_command(command: str) -> bool:
         return read_only_problem(command) is None
     except Exception:
         return False
+
+
+# Commands whose arguments never name files they read or write.
+ARGS_NOT_PATHS = _names(
+    "echo printf seq true false : pwd sleep wait uname id whoami groups nproc uptime which "
+    "type command printenv date test [ [[ hostname export local declare typeset readonly unset"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PathArgument:
+    """A word of a command that may name a file (``dynamic``: only known at run time)."""
+
+    word: str
+    dynamic: bool
+
+
+def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
+    """The words of ``cmd`` that may be files it reads or writes (options left out).
+
+    Deliberately generous: a grep pattern is taken for a path too. The caller
+    resolves them against the working folder; over-matching only ever asks.
+    """
+    if cmd.assignment_only or not cmd.argv or os.path.basename(cmd.argv[0]) in ARGS_NOT_PATHS:
+        return []
+    out: list[PathArgument] = []
+    options_done = False
+    for i, word in enumerate(cmd.argv[1:], 1):
+        dynamic = i in cmd.dynamic
+        if dynamic and word == "{}":
+            continue  # find -exec's placeholder: the files find itself walks
+        if not options_done and word == "--":
+            options_done = True
+            continue
+        if not options_done and word.startswith("-") and len(word) > 1 and not dynamic:
+            _, eq, value = word.partition("=")
+            if eq and "/" in value:
+                out.append(PathArgument(value, False))
+            continue
+        out.append(PathArgument(word, dynamic))
+    return out
 
 
 # --------------------------------------------------------------------------- classification

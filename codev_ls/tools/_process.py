@@ -313,7 +313,7 @@ class GroupProcess:
 
     def _signal_group(self, sig: int) -> bool:
         with self._lock:
-            if self._reaped:
+            if self._reaped or self.pid <= 0:  # never killpg(0): that is our own group
                 return False
             try:
                 os.killpg(self.pid, sig)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.fakes.http import FakeHTTPServer, Reply, Request
+from tests.fakes.http_server import FakeHTTPServer, Reply, Request
 
 
 @dataclass

@@ -16,7 +16,7 @@ import html
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
-from tests.fakes.http import FakeHTTPServer, Reply, Request
+from tests.fakes.http_server import FakeHTTPServer, Reply, Request
 
 
 @dataclass

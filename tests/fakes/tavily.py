@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from tests.fakes.http import FakeHTTPServer, Reply, Request
+from tests.fakes.http_server import FakeHTTPServer, Reply, Request
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakes.http import STREAMED, FakeHTTPServer, Reply, Request, write_chunked
+from tests.fakes.http_server import STREAMED, FakeHTTPServer, Reply, Request, write_chunked
 
 Route = Reply | Callable[[Request], Any]
 

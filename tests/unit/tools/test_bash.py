@@ -396,3 +396,17 @@ def test_terminal_runner(workspace: Path, codev_cmd: list[str], tmp_path: Path) 
     )
     assert proc.returncode == 1
     assert not (workspace / "nope").exists()
+
+
+def test_unwritable_output_file_still_shows_head_and_tail(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    sink = _process.OutputSink(blocker / "out.log", keep_bytes=100, tail_bytes=1000)
+    for i in range(1000):
+        sink.write(f"line{i}\n".encode())
+    sink.close()
+    assert sink.error is not None and not sink.file_written
+    text, note = bash._render_output(sink)
+    assert "could not be saved" in note
+    assert text.startswith("line0\n") and text.endswith("line999")
+    assert sink.total_lines == 1000

@@ -620,3 +620,49 @@ async def test_a_page_the_converter_chokes_on_is_read_as_text(
     assert out.status == "success", out.text()
     assert "The HTML could not be converted to Markdown; this is its text only." in out.text()
     assert "What is ownership?" in out.text() and "tracking" not in out.text()
+
+
+# --------------------------------------------------------------------------- HTML → Markdown
+
+
+def test_markdown_keeps_structure_and_drops_chrome():
+    from codev_ls.tools._html import html_to_markdown
+
+    page = html_to_markdown(
+        """<html><head><title> A  page </title><base href="https://cdn.example.org/docs/"></head><body>
+        <div id="cookie-banner">We use cookies</div>
+        <header><a href="/">Site</a></header>
+        <div class="content">
+          <h1>Main title</h1>
+          <p hidden>secret hidden text</p>
+          <p style="display: none">also hidden</p>
+          <p>Read <a href="guide.html">the guide</a> or <a href="javascript:void(0)">click</a>.</p>
+          <p><img src="data:image/png;base64,AAAA" alt="inline pixel"> <img src="pic.png" alt="A picture"></p>
+          <h3>Table</h3>
+          <table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table>
+          <aside>Sponsored</aside>
+        </div>
+        <article><p>Short teaser in a box.</p></article>
+        <footer>Copyright</footer>
+        </body></html>""",
+        "https://example.org/start",
+    )
+    md = page.markdown
+    assert page.title == "A page"
+    assert md.startswith("# Main title")
+    assert "[the guide](https://cdn.example.org/docs/guide.html)" in md
+    assert "click" in md and "javascript:" not in md
+    assert "![A picture](https://cdn.example.org/docs/pic.png)" in md
+    assert "inline pixel" in md and "data:image" not in md
+    assert "### Table" in md and "| k | v |" in md and "| a | 1 |" in md
+    # The small article is not mistaken for the page's content.
+    assert "Short teaser" in md
+    for chrome in (
+        "We use cookies",
+        "Site",
+        "Sponsored",
+        "Copyright",
+        "secret hidden",
+        "also hidden",
+    ):
+        assert chrome not in md
