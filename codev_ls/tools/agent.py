@@ -34,7 +34,7 @@ from codev_ls.engine.tool import (
     ValidationResult,
 )
 from codev_ls.model.agents import GENERAL_PURPOSE, AgentType, clamp_mode, find_agent_types
-from codev_ls.permissions.types import PermissionMode, PermissionSubject
+from codev_ls.permissions.types import PermissionMode, PermissionResult, PermissionSubject
 
 if TYPE_CHECKING:
     from codev_ls.model.events import ChatEvent
@@ -145,6 +145,12 @@ class AgentTool(Tool):
     def render_tool_use_message(self, input: AgentInput) -> str:
         kind = input.subagent_type or GENERAL_PURPOSE
         return f"Agent ({kind}): {input.description}"
+
+    async def check_permissions(self, input: AgentInput, ctx: ToolUseContext) -> PermissionResult:
+        """In plan mode a sub-agent is a plan-mode (read-only) researcher: say so in its input."""
+        if ctx.mode == "plan" and input.mode != "plan":
+            return PermissionResult.allow(updated_input=input.model_copy(update={"mode": "plan"}))
+        return PermissionResult.allow(updated_input=input)
 
     def permission_subject(self, input: AgentInput, ctx: ToolUseContext) -> PermissionSubject:
         return PermissionSubject(

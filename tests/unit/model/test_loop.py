@@ -166,8 +166,8 @@ async def test_cancel_mid_stream_keeps_partial_text(fake: FakeModel, rig: Any) -
     release = threading.Event()
     fake.push(fake.reply("Partial ans", Hold(release, 10), "wer"), fake.reply("Next."))
     turn = asyncio.ensure_future(rig.chat("go"))
-    for _ in range(500):
-        if rig.of_type("text"):
+    for _ in range(1000):
+        if "".join(e["delta"] for e in rig.of_type("text")) == "Partial ans":
             break
         await asyncio.sleep(0.01)
     rig.service.cancel()

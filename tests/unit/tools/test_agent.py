@@ -302,3 +302,22 @@ async def test_agent_without_model(workspace: Path) -> None:
     outcome = await engine.run_tool("Agent", {"description": "x", "prompt": "y"})
     assert outcome.status == "error" and "needs a model" in outcome.text()
     await engine.aclose()
+
+
+async def test_in_plan_mode_agents_research_in_plan_mode(
+    fake_anthropic: FakeModel, make_rig: Any
+) -> None:
+    fake = fake_anthropic
+    rig = make_rig(fake)
+    rig.engine.set_mode("plan")
+    fake.route_subagents(fake.reply("Found the entry point in main.py."))
+    fake.push(
+        fake.reply(("Agent", {"description": "Explore", "prompt": "find the entry point"})),
+        fake.reply("Plan: ..."),
+    )
+    result = await rig.chat("plan a change")
+    assert result.stop_reason == "end_turn"
+    outcome = rig.of_type("toolResult")[0]
+    assert outcome["status"] == "success" and "main.py" in outcome["content"]
+    assert "# Plan mode" in fake.system(sub_requests(fake)[0])
+    assert not rig.bridge.requests
