@@ -103,6 +103,7 @@ class _Path:
     via: str = ""
     # The location is only known at run time (a `$VAR`, an unknown `cd`).
     unknown: bool = False
+    is_dir: bool = False
 
 
 @dataclass(slots=True)
@@ -129,6 +130,9 @@ class _Facts:
     maybe_writes: list[_Path] = field(default_factory=list)
     # Reads that belong to a command judged by the read-only set (not by an allow rule).
     command_reads: dict[int, list[_Path]] = field(default_factory=dict)
+    # A command in the line that can re-point paths (`ln -s`, `mv`...): where a path
+    # leads is then only known when the line runs, so no path is judged in advance.
+    reshaper: str | None = None
 
 
 # --------------------------------------------------------------------------- decide
@@ -298,11 +302,14 @@ class _Judge:
             facts.writes.append(self._path(p, "write"))
         if subject.command is not None:
             self._shell_facts(facts, subject.command)
+        for name in ("reads", "writes", "maybe_reads", "maybe_writes"):
+            setattr(facts, name, _unique(getattr(facts, name)))
         return facts
 
     def _path(self, p: Path | str, via: str, cwd: Path | None = None) -> _Path:
         base = cwd or self.cwd
-        return _Path(real_path(p, base), lexical_path(p, base), via)
+        real = real_path(p, base)
+        return _Path(real, lexical_path(p, base), via, is_dir=os.path.isdir(real))
 
     def _shell_facts(self, facts: _Facts, command: str) -> None:
         parsed = shell.parse_command(command)
@@ -316,6 +323,10 @@ class _Judge:
                 facts.writes.extend(self._shell_paths(redirect.target, redirect.dynamic, cwds, via))
             elif redirect.reads_file:
                 facts.reads.extend(self._shell_paths(redirect.target, redirect.dynamic, cwds, via))
+        for cmd in parsed.commands:
+            if os.path.basename(cmd.name) in FS_RESHAPING and shell.command_problem(cmd):
+                facts.reshaper = f"`{_short(cmd.display(), 60)}`"
+                break
         for index, cmd in enumerate(parsed.commands):
             args = shell.path_arguments(cmd)
             via = f"`{cmd.display()}`"
@@ -406,11 +417,10 @@ class _Judge:
         if p.unknown:
             return False
         pattern = path_pattern(spec, self.root)
-        is_dir = os.path.isdir(p.real)
-        if pattern.matches(p.real, is_dir=is_dir):
+        if pattern.matches(p.real, is_dir=p.is_dir):
             return True
         # Deny and ask also match the path as written (a link named .env, say).
-        return kind != "allow" and pattern.matches(p.lexical, is_dir=is_dir)
+        return kind != "allow" and pattern.matches(p.lexical, is_dir=p.is_dir)
 
     def _allow_rule_for(self, pred: Callable[[PermissionRule], bool]) -> PermissionRule | None:
         for rule in self.pctx.allow_rules():
@@ -498,8 +508,13 @@ class _Judge:
             part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
         problem = shell.command_problem(cmd, redirects=False)
+        index = parsed.commands.index(cmd)
+        if problem is None and facts.reshaper and facts.command_reads.get(index):
+            part.problem = (
+                f"{facts.reshaper} in the same line can change where the files of {part.label} lead"
+            )
+            return
         if problem is None:
-            index = parsed.commands.index(cmd)
             outside = [
                 p
                 for p in facts.command_reads.get(index, [])
@@ -540,6 +555,9 @@ class _Judge:
     def _cover_read(self, part: _Part, facts: _Facts) -> None:
         p = part.path
         assert p is not None
+        if facts.reshaper:
+            part.problem = f"{facts.reshaper} in the same line can change where {p.lexical} leads"
+            return
         rule = self._read_rule(p)
         if rule is not None:
             part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
@@ -558,6 +576,15 @@ class _Judge:
         assert p is not None
         if p.unknown:
             part.problem = f"it writes a file whose location is only known at run time ({p.via})"
+            return
+        if facts.reshaper:
+            part.problem = f"{facts.reshaper} in the same line can change where {p.lexical} leads"
+            return
+        links = _hard_links(p.real)
+        if links > 1:
+            part.problem = (
+                f"{p.real} has {links} hard links: writing it changes the other names too"
+            )
             return
         protected = protected_reason(p.real) or protected_reason(p.lexical)
         inside = is_inside(p.real, self.workspace)
@@ -657,6 +684,33 @@ class _Judge:
         part.problem = part.problem or f"{self.tool.name} asks for confirmation"
 
 
+# Commands that can make a path lead somewhere else (links, moves, copies over, extraction).
+FS_RESHAPING = shell._names(
+    "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
+    "umount bindfs rename"
+)
+
+
+def _unique(paths: list[_Path]) -> list[_Path]:
+    """The paths without repeats (the same file reached twice is judged once)."""
+    seen: set[tuple[Path, Path, bool]] = set()
+    out = []
+    for p in paths:
+        key = (p.real, p.lexical, p.unknown)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _hard_links(path: Path) -> int:
+    try:
+        st = path.stat()
+    except OSError:
+        return 1
+    return st.st_nlink if not os.path.isdir(path) else 1
+
+
 # --------------------------------------------------------------------------- suggestions
 
 # Programs whose second word is a subcommand worth keeping in the rule (`git push:*`).
@@ -673,6 +727,8 @@ def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
     words = cmd.static_prefix()
     if not words or cmd.escalated:
         return None
+    if any(not shell.is_safe_env_name(k) for k, _ in cmd.env):
+        return None  # `PATH=x ls` is asked about each time, never kept as a rule
     name = words[0]
     keep = [name]
     if name in _INTERPRETERS and len(words) > 1 and not words[1].startswith("-"):
@@ -683,8 +739,7 @@ def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
             keep.append(words[2])
     if name in _INTERPRETERS and len(keep) == 1:
         return None  # `python:*` would allow any code
-    env = [f"{k}={v}" for k, v in cmd.env if not shell.is_safe_env_name(k)]
-    text = " ".join([*env, *(shell._quote_for_display(w) for w in keep)])
+    text = " ".join(shell._quote_for_display(w) for w in keep)
     return f"{tool_name}({text}:*)"
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 # Folders whose contents configure or run code: never auto-approved (except bypassPermissions).
 PROTECTED_DIRS = frozenset({".git", ".codev", ".vscode", ".idea"})
@@ -98,11 +98,9 @@ class PathPattern:
 
     def matches(self, path: Path, *, is_dir: bool = False) -> bool:
         """Whether the absolute ``path`` matches (a folder also when its contents would)."""
-        try:
-            rel = path.relative_to(self.base)
-        except ValueError:
+        rel_text = _relative(str(path), str(self.base))
+        if rel_text is None:
             return False
-        rel_text = PurePosixPath(*rel.parts).as_posix() if rel.parts else ""
         spec = _spec(self.pattern)
         if rel_text and spec.match_file(rel_text):
             return True
@@ -111,6 +109,16 @@ class PathPattern:
             probe = f"{rel_text}/__codev_probe__" if rel_text else "__codev_probe__"
             return spec.match_file(probe) and _probe_is_pattern_dir(self.pattern, rel_text)
         return False
+
+
+def _relative(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` as a POSIX string ("" for base itself), or None."""
+    if path == base:
+        return ""
+    prefix = base if base.endswith("/") else base + "/"
+    if not path.startswith(prefix):
+        return None
+    return path[len(prefix) :]
 
 
 def _probe_is_pattern_dir(pattern: str, rel_text: str) -> bool:
@@ -129,6 +137,7 @@ def _spec(pattern: str):  # type: ignore[no-untyped-def]
     return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
+@lru_cache(maxsize=2048)
 def path_pattern(spec: str, root: Path) -> PathPattern:
     """Anchor a rule's path specifier: ``//abs``, ``~/x``, ``/x`` (root), ``x`` (root)."""
     text = spec.strip()

@@ -80,6 +80,8 @@ class Settings:
     hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
     # The merged JSON, for features with their own keys (mcpServers, env, ...).
     raw: dict[str, Any] = field(default_factory=dict)
+    # Things the user should know about these settings (shown once).
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -117,7 +119,14 @@ def parse_settings(data: Any, origin: str, where: str, root: Path) -> Settings:
         parsed_mode = parse_mode(mode)
         if parsed_mode is None:
             raise SettingsError(f"{where}: unknown permissions.defaultMode {mode!r}")
-        out.default_mode = parsed_mode
+        if parsed_mode == "bypassPermissions" and origin != "user":
+            # A repository must not switch every question off for whoever opens it.
+            out.warnings.append(
+                f"{where}: defaultMode bypassPermissions is ignored here; it can only be set in "
+                "user settings or chosen in the editor"
+            )
+        else:
+            out.default_mode = parsed_mode
     for kind in ("allow", "ask", "deny"):
         rules = perms.get(kind, [])
         if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
@@ -203,6 +212,7 @@ def merge(parts: Iterable[Settings]) -> Settings:
         out.ask.extend(part.ask)
         out.deny.extend(part.deny)
         out.additional_dirs.extend(part.additional_dirs)
+        out.warnings.extend(part.warnings)
         for event, matchers in part.hooks.items():
             out.hooks.setdefault(event, []).extend(matchers)
         out.raw = merge_raw(out.raw, part.raw)
@@ -283,6 +293,10 @@ class SettingsManager:
 
     def _warn_rules(self) -> None:
         s = self.settings
+        for warning in s.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.report("warning", f"Codev settings: {warning}.")
         for kind, rules in (("allow", s.allow), ("ask", s.ask), ("deny", s.deny)):
             for rule in rules:
                 warning = rule_warning(rule, kind)  # type: ignore[arg-type]

@@ -214,6 +214,13 @@ def _parse_cached(command: str) -> ParsedCommand:
         return ParsedCommand(command, (), False, ("the command contains a NUL character",))
     walker = _Walker()
     walker.parse_script(command, depth=0, layers=(), wrappers=())
+    control = _CONTROL_CHARS.search(command)
+    if control:
+        # tree-sitter takes \r, \v, \f for blanks where bash sees word characters.
+        walker.reasons.append(
+            f"it contains the control character {control.group(0)!r}, which the parser and "
+            "bash read differently"
+        )
     return ParsedCommand(
         source=command,
         commands=tuple(walker.commands),
@@ -222,6 +229,9 @@ def _parse_cached(command: str) -> ParsedCommand:
         redirects=tuple(walker.redirects),
         cd_targets=tuple(walker.cd_targets),
     )
+
+
+_CONTROL_CHARS = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(slots=True)
@@ -270,6 +280,9 @@ class _Walker:
         self.redirects: list[Redirect] = []
         self.cd_targets: list[str | None] = []
         self._src = b""
+        # Env prefixes of a wrapper whose script is being parsed (`X=1 bash -c '...'`):
+        # the commands inside inherit them.
+        self._inherited: tuple[tuple[str, str], ...] = ()
 
     # ---------------------------------------------------------------- scripts
 
@@ -280,21 +293,23 @@ class _Walker:
         depth: int,
         layers: tuple[tuple[str, ...], ...],
         wrappers: tuple[str, ...],
+        env: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if depth > MAX_DEPTH:
             self.reasons.append("commands nested too deeply to follow")
             return
         data = script.encode("utf-8", "surrogateescape")
         tree = _parser().parse(data)
-        saved = self._src
+        saved, saved_env = self._src, self._inherited
         self._src = data
+        self._inherited = (*saved_env, *env)
         try:
             root = tree.root_node
             if root.has_error:
                 self.reasons.append(_syntax_error_reason(root))
             self._statement(root, depth, layers, wrappers)
         finally:
-            self._src = saved
+            self._src, self._inherited = saved, saved_env
 
     def _text(self, node: Node) -> str:
         return self._src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
@@ -506,7 +521,7 @@ class _Walker:
         wrappers: tuple[str, ...],
         extra_redirects: Sequence[Redirect] = (),
     ) -> None:
-        env: list[tuple[str, str]] = []
+        env: list[tuple[str, str]] = list(self._inherited)
         words: list[_Word] = []
         redirects: list[Redirect] = list(extra_redirects)
         trailing: list[Node] = []
@@ -592,6 +607,7 @@ class _Walker:
                 depth=depth + 1,
                 layers=layers,
                 wrappers=(*wrappers, inner.label),
+                env=tuple(env),
             )
             return
         if inner.kind == "unknown":
@@ -602,7 +618,7 @@ class _Walker:
             # `find ... -exec CMD {} ;`: find itself, and CMD as a command of its own.
             self.commands.append(cmd)
             for sub in inner.subcommands:
-                self._emit(sub, [], [], text, depth + 1, (), (*wrappers, inner.label))
+                self._emit(sub, list(env), [], text, depth + 1, (), (*wrappers, inner.label))
             return
         # A wrapper running a command with its own words (timeout 5 rm x → rm x).
         self._emit(

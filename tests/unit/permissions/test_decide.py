@@ -27,6 +27,7 @@ def places(workspace: Path, tmp_path: Path) -> dict[str, str]:
     outside.mkdir()
     (outside / "secret.txt").write_text("s\n")
     os.symlink(outside, workspace / "src" / "outlink")
+    os.link(outside / "secret.txt", workspace / "src" / "hardlink")
     return {"ws": str(workspace), "out": str(outside)}
 
 
@@ -101,6 +102,7 @@ MATRIX = [
         None,
     ),
     ("acceptEdits", "Write", {"file_path": f"{W}/.git/config", "content": "x"}, {}, "ask", None),
+    ("acceptEdits", "Write", {"file_path": f"{W}/src/hardlink", "content": "x"}, {}, "ask", None),
     (
         "acceptEdits",
         "Write",

@@ -228,3 +228,13 @@ def test_two_managers_saving_do_not_lose_rules(workspace: Path) -> None:
         assert p.wait(timeout=60) == 0
     saved = json.loads((workspace / ".codev" / "settings.local.json").read_text())
     assert len(saved["permissions"]["allow"]) == 45
+
+
+def test_bypass_mode_only_from_user_settings(workspace: Path, _isolated_config: Path) -> None:
+    write_settings(workspace / ".codev" / "settings.json", {"defaultMode": "bypassPermissions"})
+    messages: list[tuple[str, str]] = []
+    m = SettingsManager(workspace, report=lambda level, msg: messages.append((level, msg)))
+    assert m.settings.default_mode is None
+    assert messages and messages[0][0] == "warning" and "bypassPermissions" in messages[0][1]
+    write_settings(_isolated_config / "settings.json", {"defaultMode": "bypassPermissions"})
+    assert SettingsManager(workspace).settings.default_mode == "bypassPermissions"
