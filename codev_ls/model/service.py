@@ -45,6 +45,11 @@ class ModelService:
         self._turns: dict[str, AbortSignal] = {}
 
     @property
+    def context_window(self) -> int:
+        """Tokens of the model's context window (MCP deferral sizes against it)."""
+        return self.config.context_window
+
+    @property
     def provider(self) -> Provider:
         if self._provider is None:
             self._provider = make_provider(self.config)

@@ -1,8 +1,8 @@
 """Which tool definitions the model gets: full schemas, or names only (deferred).
 
-Tools marked ``should_defer`` — and MCP tools when their definitions would
-take a large part of the context window — are *deferred*: the model sees
-their names only (listed in the system prompt) until ToolSearch loads them
+Tools marked ``should_defer`` are *deferred* (MCP tools get the mark when
+their definitions would take a large part of the context window:
+``mcp/deferral.py``): the model sees their names only (listed in the system prompt) until ToolSearch loads them
 into ``session.discovered_tools``; from then on their full schemas are sent.
 ``always_load`` tools are never deferred. Without ToolSearch in the pool
 nothing is deferred (there would be no way to load it).
@@ -10,8 +10,6 @@ nothing is deferred (there would be no way to load it).
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,8 +20,6 @@ if TYPE_CHECKING:
     from codev_ls.engine.tool import Tool
 
 TOOL_SEARCH = "ToolSearch"
-# MCP tools are deferred when their definitions exceed this share of the window.
-MCP_DEFER_SHARE = 0.10
 
 
 def describe(tool: Tool, session: Session | None = None) -> str:
@@ -44,31 +40,11 @@ def tool_spec(tool: Tool, session: Session | None = None) -> ToolSpec:
     return ToolSpec(tool.name, describe(tool, session), tool.input_schema())
 
 
-def _mcp_defer(tools: Sequence[Tool], context_window: int) -> bool:
-    setting = os.environ.get("CODEV_TOOL_SEARCH", "auto").strip().lower()
-    if setting in ("0", "never", "off", "false"):
-        return False
-    mcp = [t for t in tools if t.source == "mcp" and not t.always_load]
-    if not mcp:
-        return False
-    if setting in ("1", "always", "on", "true"):
-        return True
-    chars = sum(len(json.dumps(tool_spec(t).input_schema)) + len(describe(t)) for t in mcp)
-    return chars / 4 > MCP_DEFER_SHARE * context_window
-
-
 def deferred_names(tools: Sequence[Tool], context_window: int = 200_000) -> list[str]:
     """Names of the tools of ``tools`` that are sent by name only (before discovery)."""
     if not any(t.name == TOOL_SEARCH for t in tools):
         return []
-    mcp = _mcp_defer(tools, context_window)
-    return [
-        t.name
-        for t in tools
-        if not t.always_load
-        and t.name != TOOL_SEARCH
-        and (t.should_defer or (mcp and t.source == "mcp"))
-    ]
+    return [t.name for t in tools if t.should_defer and not t.always_load and t.name != TOOL_SEARCH]
 
 
 def tool_specs(

@@ -103,7 +103,12 @@ def test_no_toolsearch_means_nothing_deferred(workspace: Any) -> None:
 
 
 def test_many_mcp_tools_are_deferred(workspace: Any, monkeypatch: Any) -> None:
-    from codev_ls.engine.context import Session
+    """MCP deferral (mcp/deferral.py) marks the tools; the model sends their names only."""
+    from codev_ls.bridge import ScriptedBridge
+    from codev_ls.engine.runtime import Engine
+    from codev_ls.mcp.deferral import apply_deferral
+    from codev_ls.model.config import load_config
+    from codev_ls.model.service import attach_model
 
     def mcp(i: int) -> Any:
         return build_tool(
@@ -113,12 +118,15 @@ def test_many_mcp_tools_are_deferred(workspace: Any, monkeypatch: Any) -> None:
             input_json_schema={"type": "object", "properties": {"a": {"type": "string"}}},
         )
 
-    few = [mcp(1), ToolSearchTool()]
-    assert deferred_names(few, context_window=200_000) == []
-    many = [mcp(i) for i in range(100)] + [ToolSearchTool()]
-    assert len(deferred_names(many, context_window=20_000)) == 100
-    monkeypatch.setenv("CODEV_TOOL_SEARCH", "never")
-    assert deferred_names(many, context_window=20_000) == []
-    monkeypatch.setenv("CODEV_TOOL_SEARCH", "always")
-    _specs, deferred = tool_specs(few, Session(workspace))
-    assert deferred == ["mcp__big__tool1"]
+    engine = Engine(workspace, ScriptedBridge())
+    config = load_config({"ANTHROPIC_API_KEY": "sk-ant-x", "CODEV_CONTEXT_WINDOW": "20000"})
+    attach_model(engine, config)
+    engine.mcp_tools = [mcp(i) for i in range(100)]
+    assert apply_deferral(engine, {})["deferred"] is True  # sized against the model's window
+    specs, deferred = tool_specs(engine.tool_pool(), engine.session, 20_000)
+    assert len(deferred) == 100
+    assert not any(s.name.startswith("mcp__") for s in specs)
+    engine.mcp_tools = [mcp(1)]
+    assert apply_deferral(engine, {})["deferred"] is False
+    specs, deferred = tool_specs(engine.tool_pool(), engine.session, 20_000)
+    assert deferred == [] and "mcp__big__tool1" in [s.name for s in specs]
