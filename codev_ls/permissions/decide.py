@@ -685,7 +685,7 @@ class _Judge:
 
 
 # Commands that can make a path lead somewhere else (links, moves, copies over, extraction).
-FS_RESHAPING = shell._names(
+FS_RESHAPING = shell.name_set(
     "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
     "umount bindfs rename"
 )
@@ -714,12 +714,12 @@ def _hard_links(path: Path) -> int:
 # --------------------------------------------------------------------------- suggestions
 
 # Programs whose second word is a subcommand worth keeping in the rule (`git push:*`).
-_SUBCOMMAND_TOOLS = shell._names(
+_SUBCOMMAND_TOOLS = shell.name_set(
     "git npm pnpm yarn bun cargo go docker podman kubectl helm make pip pip3 uv poetry "
     "gh terraform apt apt-get brew systemctl dotnet mvn gradle deno npx rustup conda"
 )
-_RUN_TOOLS = shell._names("npm pnpm yarn bun")
-_INTERPRETERS = shell._names("python python3 node ruby perl php bash sh zsh deno bun tsx ts-node")
+_RUN_TOOLS = shell.name_set("npm pnpm yarn bun")
+_INTERPRETERS = shell.name_set("python python3 node ruby perl php bash sh zsh deno bun tsx ts-node")
 
 
 def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
@@ -739,7 +739,7 @@ def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
             keep.append(words[2])
     if name in _INTERPRETERS and len(keep) == 1:
         return None  # `python:*` would allow any code
-    text = " ".join(shell._quote_for_display(w) for w in keep)
+    text = " ".join(shell.quote_word(w) for w in keep)
     return f"{tool_name}({text}:*)"
 
 

@@ -589,3 +589,60 @@ async def test_own_ask_is_not_satisfied_by_the_mode(make_engine: EngineFactory) 
     d = await resolve(engine, "WebFetch", {"url": "https://example.com/"}, None)
     assert d.behavior == "deny" and d.source == "user_reject"
     assert engine.bridge.requests[0].always_rule == "WebFetch(domain:example.com)"  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- auto mode's seam
+
+
+async def test_auto_mode_asks_a_model_classifier_for_what_rules_leave_open(
+    make_engine: EngineFactory,
+) -> None:
+    from codev_ls.permissions.modes import ClassifierRequest, ClassifierVerdict
+
+    seen: list[ClassifierRequest] = []
+
+    class Lenient:
+        async def classify(self, request: ClassifierRequest) -> ClassifierVerdict:
+            seen.append(request)
+            return ClassifierVerdict("allow", "a harmless build step")
+
+    engine = make_engine(mode="auto")
+    engine.services["auto_classifier"] = Lenient()
+    d = await judge(engine, "Bash", {"command": "make -j4"})
+    assert d.behavior == "allow" and "a harmless build step" in d.reason
+    assert seen[0].classifier_input == "make -j4" and not seen[0].read_only
+    # Still never for what the parser cannot understand, and never past a deny rule.
+    assert (await judge(engine, "Bash", {"command": "$CMD"})).behavior == "ask"
+    denying = make_engine(mode="auto", deny=["Bash(make:*)"])
+    denying.services["auto_classifier"] = Lenient()
+    assert (await judge(denying, "Bash", {"command": "make"})).behavior == "deny"
+
+
+async def test_a_broken_classifier_asks(make_engine: EngineFactory) -> None:
+    class Broken:
+        async def classify(self, request: object) -> object:
+            raise RuntimeError("model down")
+
+    engine = make_engine(mode="auto")
+    engine.services["auto_classifier"] = Broken()
+    assert (await judge(engine, "Bash", {"command": "make"})).behavior == "ask"
+
+
+async def test_audit_log_has_every_decision(make_engine: EngineFactory, workspace: Path) -> None:
+    import json
+
+    engine = make_engine(allow=["Bash(echo:*)"], answers=["reject"])
+    await run(engine, "Bash", command="echo hi")
+    await run(engine, "Bash", command="touch x")
+    await run(engine, "Write", file_path=str(workspace / "w.txt"), content="x")
+    lines = [
+        json.loads(x)
+        for x in (engine.session.data_dir / "permissions.jsonl").read_text().splitlines()
+    ]
+    assert [(r["tool"], r["behavior"], r["source"]) for r in lines] == [
+        ("Bash", "allow", "config"),
+        ("Bash", "deny", "user_reject"),
+        ("Write", "deny", "user_reject"),
+    ]
+    assert lines[0]["rule"] == "Bash(echo:*)" and lines[0]["command"] == "echo hi"
+    assert "content" not in json.dumps(lines[2]), "file contents never go to the log"
