@@ -273,7 +273,11 @@ class _Judge:
             log.warning("auto-mode classifier failed: %s", exc)
             return None
         self.trace.append(f"auto-mode classifier: {verdict.decision} ({verdict.reason})")
-        if verdict.decision == "allow" and understood:
+        # What must always ask (protected and outside paths, the tool's own question, a line
+        # the parser cannot follow) is not the classifier's to allow.
+        open_parts = [p for p in parts if p.covered is None]
+        beyond = any(p.kind == "own" for p in open_parts) or not inside
+        if verdict.decision == "allow" and understood and not beyond:
             return self._done(
                 PermissionResult.allow(self.input, f"auto mode: {verdict.reason}", source="config")
             )
@@ -800,6 +804,29 @@ def _safe_str(fn: Callable[[], Any]) -> str:
         return str(fn())
     except Exception:
         return ""
+
+
+# --------------------------------------------------------------------------- listings
+
+
+def read_denied(ctx: ToolUseContext, path: Path) -> PermissionRule | None:
+    """The deny rule that forbids reading ``path``, if any.
+
+    A search or listing of a folder is allowed as a whole; the tools use this to
+    leave out what a ``Read(...)`` deny rule forbids (``Read(.env)`` and a Glob
+    over the workspace). Cheap enough to call per result.
+    """
+    pctx = ctx.engine.permission_context
+    rules = [r for r in pctx.deny if r.specifier is not None and r.tool_name in READ_RULE_TOOLS]
+    if not rules:
+        return None
+    root = real_path(ctx.root)
+    p = _Path(real_path(path), lexical_path(path), is_dir=os.path.isdir(path))
+    for rule in rules:
+        pattern = path_pattern(rule.specifier or "", root)
+        if pattern.matches(p.real, is_dir=p.is_dir) or pattern.matches(p.lexical, is_dir=p.is_dir):
+            return rule
+    return None
 
 
 # --------------------------------------------------------------------------- resolve

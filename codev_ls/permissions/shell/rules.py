@@ -9,8 +9,8 @@ sudo only when the rule names it).
 
 from __future__ import annotations
 
-import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -32,7 +32,7 @@ class CommandPattern:
 
     words: tuple[str, ...]
     prefix: bool
-    # A pattern with `*` elsewhere (deny/ask only: matched against the command text).
+    # A pattern with `*` elsewhere (`git * main`): matched against the joined words.
     glob: str | None = None
     # Several simple commands (`Bash(cd x && make)`): the whole line must be exactly these.
     compound: tuple[tuple[str, ...], ...] = ()
@@ -83,11 +83,13 @@ def match_rule(spec: str, cmd: SimpleCommand, kind: Literal["allow", "ask", "den
 def _deny_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
     layers = cmd.layers or (cmd.argv,)
     if pat.glob is not None:
-        texts = [" ".join(layer) for layer in layers]
+        texts = [" ".join(layer) for layer in layers if layer]
         texts += [" ".join([os.path.basename(layer[0]), *layer[1:]]) for layer in layers if layer]
-        return any(fnmatch.fnmatchcase(t.lower(), pat.glob.lower()) for t in texts)
+        texts.append(" ".join(cmd.text.split()))  # as written: `~/.bashrc`, quotes and all
+        regexes = {_glob_regex(pat.glob, fold=True), _glob_regex(_expand_home(pat.glob), fold=True)}
+        return any(r.fullmatch(t) for r in regexes for t in texts)
     if pat.compound:
-        return any(_deny_matches(CommandPattern(words, True), cmd) for words in pat.compound[:1])
+        return any(_deny_matches(CommandPattern(words, True), cmd) for words in pat.compound)
     if not pat.words:
         return True
     for layer in layers:
@@ -121,10 +123,12 @@ def _maybe_dynamic(cmd: SimpleCommand, layer: tuple[str, ...], index: int) -> bo
 
 
 def _allow_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
-    if pat.glob is not None or pat.compound:
-        return False  # judged on the whole line (compound) or never (globs)
+    if pat.compound:
+        return False  # judged on the whole line (compound_allowed)
     if not _env_allowed(pat, cmd):
         return False
+    if pat.glob is not None:
+        return _allow_glob(pat.glob, cmd)
     if not pat.words:
         return not cmd.escalated and 0 not in cmd.dynamic
     layers = cmd.layers or (cmd.argv,)
@@ -144,6 +148,30 @@ def _allow_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
         if len(layer) == n and static_upto >= n and not cmd.open_args:
             return True
     return False
+
+
+def _allow_glob(glob: str, cmd: SimpleCommand) -> bool:
+    """``Bash(git * main)``: one simple command's static words, joined, match the pattern."""
+    regex = _glob_regex(glob, fold=False)
+    for level, layer in enumerate(cmd.layers or (cmd.argv,)):
+        if not layer or any(w in ESCALATING_WRAPPERS for w in cmd.wrappers[:level]):
+            continue
+        if _static_len(cmd, layer) < len(layer) or (cmd.open_args and level == len(cmd.layers) - 1):
+            continue  # a word known only at run time could be anything
+        if regex.fullmatch(" ".join(layer)):
+            return True
+    return False
+
+
+@lru_cache(maxsize=512)
+def _glob_regex(glob: str, *, fold: bool) -> re.Pattern[str]:
+    """Only ``*`` is special (any characters, spaces included); the rest is literal."""
+    body = ".*".join(re.escape(part) for part in glob.split("*"))
+    return re.compile(body, re.IGNORECASE | re.DOTALL if fold else re.DOTALL)
+
+
+def _expand_home(glob: str) -> str:
+    return re.sub(r"(^|\s)~(?=/|\s|$)", lambda m: m.group(1) + os.path.expanduser("~"), glob)
 
 
 def _env_allowed(pat: CommandPattern, cmd: SimpleCommand) -> bool:
