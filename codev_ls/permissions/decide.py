@@ -806,6 +806,29 @@ def _safe_str(fn: Callable[[], Any]) -> str:
         return ""
 
 
+# --------------------------------------------------------------------------- listings
+
+
+def read_denied(ctx: ToolUseContext, path: Path) -> PermissionRule | None:
+    """The deny rule that forbids reading ``path``, if any.
+
+    A search or listing of a folder is allowed as a whole; the tools use this to
+    leave out what a ``Read(...)`` deny rule forbids (``Read(.env)`` and a Glob
+    over the workspace). Cheap enough to call per result.
+    """
+    pctx = ctx.engine.permission_context
+    rules = [r for r in pctx.deny if r.specifier is not None and r.tool_name in READ_RULE_TOOLS]
+    if not rules:
+        return None
+    root = real_path(ctx.root)
+    p = _Path(real_path(path), lexical_path(path), is_dir=os.path.isdir(path))
+    for rule in rules:
+        pattern = path_pattern(rule.specifier or "", root)
+        if pattern.matches(p.real, is_dir=p.is_dir) or pattern.matches(p.lexical, is_dir=p.is_dir):
+            return rule
+    return None
+
+
 # --------------------------------------------------------------------------- resolve
 
 

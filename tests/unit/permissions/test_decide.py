@@ -679,3 +679,16 @@ async def test_force_ask_always_asks_but_deny_wins(make_engine: EngineFactory) -
     engine = make_engine(allow=["Risky"], tools=[risky], answers=["reject"])
     d = await resolve(engine, "Risky", {}, PermissionResult.allow(None, "hook ok", "hook"))
     assert d.behavior == "deny" and d.source == "user_reject"
+
+
+async def test_a_listing_leaves_out_what_a_read_deny_rule_forbids(
+    make_engine: EngineFactory, workspace: Path, places: dict[str, str]
+) -> None:
+    (workspace / "src" / ".env").write_text("KEY=2\n")
+    engine = make_engine(deny=["Read(.env)", "Read(secrets/**)"])
+    (workspace / "secrets" / "k.txt").write_text("k")
+    outcome = await run(engine, "Glob", pattern="**/*", path=str(workspace))
+    listed = outcome.text()
+    assert outcome.status == "success"
+    assert "a.txt" in listed
+    assert ".env" not in listed and "k.txt" not in listed
