@@ -4,9 +4,11 @@
     codev-ls --tcp HOST:PORT         LSP over TCP, for debugging
     codev-ls --version
     codev-ls tool NAME 'JSON' [--mode MODE] [--cwd DIR] [--yes] [--json]
+    codev-ls chat "PROMPT" [--mode MODE] [--cwd DIR] [--yes] [--json]
     codev-ls explain NAME 'JSON' [--mode MODE] [--cwd DIR] [--json]
 
 Exit codes of ``tool``: 0 success, 1 error/rejected/interrupted, 2 usage error.
+Exit codes of ``chat``: 0 the model finished, 1 error/interrupted/turn limit, 2 usage error.
 ``explain`` says what would decide a use and why, without running it: exit 0
 when it could tell, 2 for usage errors (bad JSON, unknown tool, invalid input).
 """
@@ -81,6 +83,17 @@ def make_parser() -> argparse.ArgumentParser:
         "so that a Read in one run lets an Edit in the next",
     )
 
+    chat = sub.add_parser("chat", help="one chat turn with the model, for scripts")
+    chat.add_argument("prompt", help="the prompt ('-' reads it from stdin)")
+    chat.add_argument("--mode", type=_mode_arg, default=None, help="permission mode")
+    chat.add_argument("--cwd", default=None, help="workspace root (default: the current folder)")
+    chat.add_argument(
+        "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
+    )
+    chat.add_argument(
+        "--json", action="store_true", help="print chat events as JSON lines on stdout"
+    )
+
     explain = sub.add_parser(
         "explain", help="say what would decide a tool use and why, without running it"
     )
@@ -102,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "tool":
         return run_tool_command(args)
+    if args.command == "chat":
+        from codev_ls.model.cli import run_chat_command
+
+        return run_chat_command(args)
     if args.command == "explain":
         return explain_command(args)
     return serve(args)

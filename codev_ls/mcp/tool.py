@@ -157,6 +157,10 @@ class McpTool(Tool):
         if result.get("isError"):
             text = result_text(result) or "(no message)"
             raise ToolError(f"The MCP tool {self.name} reported an error: {text}")
+        items = result.get("content") or []
+        if all(isinstance(i, dict) and i.get("type") == "text" for i in items):
+            return ToolResult(map_result_content(result, server=self.server_name))
+        # Binary content may be written to disk: off the event loop.
         content = await asyncio.to_thread(
             map_result_content,
             result,

@@ -243,3 +243,39 @@ async def test_a_malformed_config_file_is_reported_once(workspace: Path) -> None
     finally:
         await engine.aclose()
     await asyncio.sleep(0)
+
+
+async def test_mcp_tools_deferred_behind_tool_search_in_a_built_engine(
+    workspace: Path, monkeypatch
+) -> None:
+    """build_engine wires MCP, the model service and ToolSearch: deferral works across them."""
+    from codev_ls.app import build_engine
+    from codev_ls.model.tool_defs import tool_specs
+    from tests.mcp_support import everything_server
+
+    monkeypatch.setenv("CODEV_TOOL_SEARCH", "always")
+    write_mcp_json(workspace, {"everything": everything_server()})
+    engine = build_engine(workspace, ScriptedBridge(default_answer="allow_once"))
+    try:
+        manager = engine.services["mcp"]
+        await manager.wait_ready(30)
+        assert manager.status()["deferred"] is True
+        mcp_tools = [t for t in engine.tool_pool() if t.source == "mcp"]
+        assert mcp_tools and all(t.should_defer for t in mcp_tools)
+        specs, deferred = tool_specs(engine.tool_pool(), engine.session)
+        assert "mcp__everything__echo" in deferred
+        assert "mcp__everything__echo" not in [s.name for s in specs]
+        assert "ToolSearch" in [s.name for s in specs]
+
+        # A deferred tool called without its schema: the error says to load it first.
+        bad = await engine.run_tool("mcp__everything__echo", {"msg": "hi"})
+        assert bad.status == "error" and "ToolSearch" in bad.text()
+        loaded = await engine.run_tool("ToolSearch", {"query": "select:mcp__everything__echo"})
+        assert loaded.status == "success", loaded.content
+        assert "mcp__everything__echo" in engine.session.discovered_tools
+        specs, _ = tool_specs(engine.tool_pool(), engine.session)
+        assert "mcp__everything__echo" in [s.name for s in specs]
+        echoed = await engine.run_tool("mcp__everything__echo", {"message": "hi"})
+        assert echoed.status == "success" and "hi" in echoed.text()
+    finally:
+        await engine.aclose()
