@@ -40,7 +40,7 @@ from codev_ls.engine.outcome import (
     ToolUseUpdate,
 )
 from codev_ls.engine.registry import find_tool
-from codev_ls.engine.results import PersistError, persist_large_result
+from codev_ls.engine.results import PersistError, content_length, persist_large_result
 from codev_ls.engine.secrets import redact_outcome
 from codev_ls.engine.tool import (
     InputError,
@@ -299,6 +299,8 @@ class _Run:
         if result.extra:
             content = _append_text(content, "\n".join(result.extra))
         limit = self.tool.max_result_size_chars
+        if limit <= 0 or content_length(content) <= limit:
+            return content, None  # the common case: no file, no thread hand-off
         try:
             persisted = await asyncio.to_thread(
                 persist_large_result,
