@@ -81,6 +81,10 @@ async def run_tool_use(
     run.emit = queue.put_nowait
     task = asyncio.ensure_future(run.execute())
     task.add_done_callback(lambda _t: queue.put_nowait(None))
+    # The abort signal (any thread) cancels the lifecycle wherever it is waiting;
+    # ``execute`` turns that into the interrupted outcome after clean-up.
+    loop = asyncio.get_running_loop()
+    ctx.abort.on_abort(lambda: loop.call_soon_threadsafe(task.cancel))
     try:
         while True:
             item = await queue.get()
@@ -261,26 +265,12 @@ class _Run:
     async def stage6_call(self) -> ToolResult:
         assert self.tool is not None
         self._check_abort()
-        call = asyncio.ensure_future(self.tool.call(self.input, self.ctx, self._progress))
-        aborted = asyncio.ensure_future(self.ctx.abort.wait())
         try:
-            await asyncio.wait({call, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            await _finish_cancelled(call)
-            raise
-        finally:
-            aborted.cancel()
-        if not call.done():
-            await _finish_cancelled(call)
-            raise ToolInterrupted(self.ctx.abort.reason)
-        try:
-            result = call.result()
-        except asyncio.CancelledError as exc:
-            raise ToolInterrupted("cancelled") from exc
-        except ToolInterrupted:
+            result = await self.tool.call(self.input, self.ctx, self._progress)
+        except (asyncio.CancelledError, ToolInterrupted):
             raise
         except ToolRejected as exc:
-            raise _Stop(self.outcome_rejected(exc.reason, exc.source, exc.rule)) from exc  # type: ignore[arg-type]
+            raise _Stop(self.outcome_rejected(exc.reason, exc.source, exc.rule)) from exc
         except ToolError as exc:
             raise _Stop(self.outcome_error(exc.message)) from exc
         except Exception as exc:

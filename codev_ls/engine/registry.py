@@ -40,6 +40,8 @@ class BuiltinEntry:
 BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.read", "ReadTool"),
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
+    BuiltinEntry("codev_ls.tools.edit", "EditTool"),
+    BuiltinEntry("codev_ls.tools.write", "WriteTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).

@@ -27,6 +27,7 @@ from codev_ls.engine.tool import (
     ValidationResult,
 )
 from codev_ls.permissions.types import PermissionSubject
+from codev_ls.tools._text import SNIFF_BYTES, NotText, sniff_encoding
 
 DEFAULT_LIMIT = 2_000
 MAX_LINE_CHARS = 2_000
@@ -209,12 +210,24 @@ def read_window(
     newlines = 0
     last_byte = b""
     collecting = True
+    encoding: str | None = None
     with fh:
+        head = fh.read(4)
+        fh.seek(0)
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return _read_utf16(fh, path, st, offset, limit)
         while chunk := fh.read(_CHUNK):
             if abort is not None and getattr(abort, "aborted", False):
                 raise ToolInterrupted("read interrupted")
-            if newlines == 0 and line_no == 0 and not pending and b"\x00" in chunk[:8192]:
-                raise ToolError(_binary_message(path, chunk[:8192]))
+            if encoding is None:
+                try:
+                    encoding = sniff_encoding(
+                        chunk[:SNIFF_BYTES], complete=st.st_size <= SNIFF_BYTES
+                    )
+                except NotText as exc:
+                    raise ToolError(_binary_message(path, chunk[:8192])) from exc
+                if encoding == "utf-8-sig":
+                    encoding = "utf-8"  # the BOM is cut from the first line
             if hasher is not None:
                 hasher.update(chunk)
             newlines += chunk.count(b"\n")
@@ -232,7 +245,7 @@ def read_window(
             for raw in parts:
                 line_no += 1
                 if first <= line_no <= last:
-                    window.append(_decode_line(raw))
+                    window.append(_decode_line(raw, encoding))
             if line_no >= last:
                 collecting = False
                 if not small:
@@ -241,7 +254,7 @@ def read_window(
     if collecting or small:
         total = newlines + (1 if last_byte and last_byte != b"\n" else 0)
         if collecting and pending and first <= line_no + 1 <= last:
-            window.append(_decode_line(pending))
+            window.append(_decode_line(pending, encoding))
     record = FileReadRecord(
         path=path,
         mtime_ns=st.st_mtime_ns,
@@ -252,10 +265,38 @@ def read_window(
     return window, total, record, st.st_size == 0
 
 
-def _decode_line(raw: bytes) -> str:
+def _read_utf16(
+    fh: Any, path: Path, st: os.stat_result, offset: int, limit: int
+) -> tuple[list[str], int | None, FileReadRecord, bool]:
+    """A UTF-16 file (it has a BOM): decoded whole, as its NUL bytes defeat line streaming."""
+    if st.st_size > HASH_LIMIT_BYTES:
+        raise ToolError(
+            f"{path} is a UTF-16 text file of {st.st_size / 2**20:,.0f} MiB; only UTF-16 files up "
+            f"to {HASH_LIMIT_BYTES // 2**20} MiB can be read. Convert it with `iconv` (Bash)."
+        )
+    from codev_ls.engine.context import digest_bytes
+
+    data = fh.read()
+    lines = data.decode("utf-16", errors="replace").replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    window = lines[offset - 1 : offset - 1 + limit]
+    record = FileReadRecord(
+        path=path,
+        mtime_ns=st.st_mtime_ns,
+        size=st.st_size,
+        digest=digest_bytes(data),
+        partial=offset > 1 or len(lines) > len(window),
+    )
+    return window, len(lines), record, not lines
+
+
+def _decode_line(raw: bytes, encoding: str | None) -> str:
     if raw.endswith(b"\r"):
         raw = raw[:-1]
-    return raw.decode("utf-8", errors="replace")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw.decode(encoding or "utf-8", errors="replace")
 
 
 def _binary_message(path: Path, sample: bytes) -> str:

@@ -1,0 +1,1792 @@
+"""Shell commands, parsed with a real parser (tree-sitter-bash), never pattern-matched.
+
+Permission rules for Bash are judged per *simple command*: ``a && b | c`` is
+three commands, and a rule allows the whole only if it allows each one. This
+module turns a command string into those simple commands — through every
+compound form (``&&``, ``||``, ``;``, ``|``, ``&``, newlines, subshells,
+groups, ``if``/``for``/``while``/``case`` bodies, ``$(...)``, backticks,
+process substitution, unquoted heredoc bodies) — with their words after quote
+removal, their env prefixes and their redirections.
+
+It also *looks through* commands that run other commands: ``bash -c``/``sh -c``
+(the script is parsed in turn), ``eval``, ``xargs``, ``env``, ``nohup``,
+``timeout``, ``nice``, ``time``, ``command``, ``exec``, ``stdbuf``,
+``sudo``/``doas``, ``watch``, and the commands ``find -exec`` runs. The
+command a wrapper runs is what rules see; the wrapper is kept in
+:attr:`SimpleCommand.layers` so that a rule naming it still matches.
+
+Whatever the parser cannot fully account for — a syntax error, a node type this
+module does not know, a command name only known at run time (``$CMD``), a shell
+reading its script from stdin, a function definition that can redefine later
+commands, arithmetic over variables (which can run code) — sets
+``fully_understood = False`` with a reason. The permission system never
+auto-allows such a command; deny and ask rules still see every simple command
+that *was* found.
+
+The API the Bash tool and the permission system use:
+
+- :func:`parse_command` → :class:`ParsedCommand`
+- :func:`is_read_only_command` — the built-in read-only set, whole parse clean
+- :func:`classify_command` — ``"search"`` / ``"read"`` / ``"list"`` for folding
+- :func:`match_rule` — does a ``Bash(...)`` specifier match one simple command
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = [
+    "ParsedCommand",
+    "Redirect",
+    "SimpleCommand",
+    "classify_command",
+    "is_read_only_command",
+    "is_safe_env_name",
+    "match_rule",
+    "parse_command",
+    "read_only_problem",
+]
+
+# How deep `bash -c "bash -c '...'"` and friends are followed before giving up.
+MAX_DEPTH = 6
+# Longer commands are not parsed (never auto-allowed): a guard against pathological input.
+MAX_COMMAND_CHARS = 100_000
+
+RedirectKind = Literal["write", "append", "read", "readwrite", "dup", "heredoc", "herestring"]
+
+# Output redirection targets that write no file.
+HARMLESS_WRITE_TARGETS = frozenset(
+    {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"}
+)
+
+
+def _names(text: str) -> frozenset[str]:
+    """A set of names written as one space-separated string (keeps long tables short)."""
+    return frozenset(text.split())
+
+
+# --------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection: ``2>&1``, ``> out.txt``, ``< in``, ``<<EOF``."""
+
+    op: str
+    # The file (after quote removal) for file redirections; the fd for dups; "" otherwise.
+    target: str
+    kind: RedirectKind
+    fd: int | None = None
+    # The target is only known at run time (``> $OUT``).
+    dynamic: bool = False
+
+    @property
+    def writes_file(self) -> bool:
+        """True when this redirection writes (or truncates) a file."""
+        return self.kind in ("write", "append", "readwrite") and (
+            self.dynamic or self.target not in HARMLESS_WRITE_TARGETS
+        )
+
+    @property
+    def reads_file(self) -> bool:
+        return self.kind in ("read", "readwrite")
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One command with its words, as the shell would run it.
+
+    ``argv`` is the innermost command after looking through wrappers
+    (``timeout 5 rm x`` → ``rm x``); ``layers`` holds every level from the
+    outermost down to ``argv`` (``(("timeout","5","rm","x"), ("rm","x"))``).
+    Words only known at run time (``$HOME/x``, ``*.py``, ``$(date)``) keep their
+    source text and their index is in ``dynamic``.
+    """
+
+    argv: tuple[str, ...]
+    text: str
+    env: tuple[tuple[str, str], ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    dynamic: frozenset[int] = frozenset()
+    layers: tuple[tuple[str, ...], ...] = ()
+    # Names of the wrappers looked through, outermost first ("sudo", "timeout", "bash -c").
+    wrappers: tuple[str, ...] = ()
+    # More arguments are added at run time (xargs): exact rules cannot match.
+    open_args: bool = False
+    # A plain assignment or declaration (``X=1``, ``export X=1``), not a program run.
+    assignment_only: bool = False
+
+    @property
+    def name(self) -> str:
+        """The program run (``""`` for a bare assignment or redirection)."""
+        return self.argv[0] if self.argv else ""
+
+    @property
+    def escalated(self) -> bool:
+        """Run through sudo/doas: allow rules must name the wrapper itself."""
+        return any(w in ESCALATING_WRAPPERS for w in self.wrappers)
+
+    def is_dynamic(self, index: int) -> bool:
+        return index in self.dynamic
+
+    def static_prefix(self) -> tuple[str, ...]:
+        """The leading words known before the command runs."""
+        out = []
+        for i, word in enumerate(self.argv):
+            if i in self.dynamic:
+                break
+            out.append(word)
+        return tuple(out)
+
+    def display(self) -> str:
+        """The command as words (env prefixes included), for messages."""
+        env = [f"{k}={v}" for k, v in self.env]
+        return " ".join([*env, *(_quote_for_display(w) for w in self.argv)]) or self.text
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    """A whole command line: its simple commands and whether the parse is complete."""
+
+    source: str
+    commands: tuple[SimpleCommand, ...]
+    fully_understood: bool
+    reasons: tuple[str, ...] = ()
+    # Every redirection in the line, including those on groups (``{ a; b; } > f``).
+    redirects: tuple[Redirect, ...] = ()
+    # ``cd``/``pushd`` targets met in the line (None: not known before running).
+    cd_targets: tuple[str | None, ...] = ()
+
+    def write_targets(self) -> list[str]:
+        """Files the line writes by redirection (``/dev/null`` and friends left out)."""
+        return [r.target for r in self.redirects if r.writes_file and not r.dynamic]
+
+    def read_targets(self) -> list[str]:
+        """Files the line reads by redirection (``< file``)."""
+        return [r.target for r in self.redirects if r.reads_file and not r.dynamic]
+
+    @property
+    def has_dynamic_writes(self) -> bool:
+        return any(r.writes_file and r.dynamic for r in self.redirects)
+
+
+# --------------------------------------------------------------------------- parser
+
+
+_local = threading.local()
+
+
+def _parser() -> Parser:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _local.parser = parser
+    return parser
+
+
+def parse_command(command: str) -> ParsedCommand:
+    """Parse a shell command line into its simple commands (cached; thread-safe)."""
+    if not isinstance(command, str):
+        raise TypeError("parse_command() takes a string")
+    return _parse_cached(command)
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(command: str) -> ParsedCommand:
+    if len(command) > MAX_COMMAND_CHARS:
+        return ParsedCommand(
+            command, (), False, (f"the command is longer than {MAX_COMMAND_CHARS} characters",)
+        )
+    if "\x00" in command:
+        return ParsedCommand(command, (), False, ("the command contains a NUL character",))
+    walker = _Walker()
+    walker.parse_script(command, depth=0, layers=(), wrappers=())
+    return ParsedCommand(
+        source=command,
+        commands=tuple(walker.commands),
+        fully_understood=not walker.reasons,
+        reasons=tuple(dict.fromkeys(walker.reasons)),
+        redirects=tuple(walker.redirects),
+        cd_targets=tuple(walker.cd_targets),
+    )
+
+
+@dataclass(slots=True)
+class _Word:
+    value: str
+    dynamic: bool
+    source: str
+
+
+# Node types that only group statements: walk their children.
+_CONTAINERS = _names(
+    "program list pipeline subshell compound_statement negated_command if_statement "
+    "elif_clause else_clause while_statement for_statement do_group case_statement "
+    "case_item"
+)
+# Tokens and leaves that carry no command.
+_IGNORED = _names(
+    "comment && || ; ;; ;& ;;& & | |& ( ) { } ! if then fi elif else while until "
+    "for select in do done case esac \n"
+)
+_STATEMENTS = _CONTAINERS | {
+    "command",
+    "redirected_statement",
+    "variable_assignment",
+    "variable_assignments",
+    "declaration_command",
+    "unset_command",
+    "test_command",
+    "function_definition",
+    "c_style_for_statement",
+    "ERROR",
+}
+_WORD_TYPES = _names(
+    "word string raw_string ansi_c_string translated_string concatenation number "
+    "simple_expansion expansion command_substitution process_substitution "
+    "arithmetic_expansion brace_expression"
+)
+
+
+class _Walker:
+    """Walks a syntax tree, collecting simple commands and reasons for doubt."""
+
+    def __init__(self) -> None:
+        self.commands: list[SimpleCommand] = []
+        self.reasons: list[str] = []
+        self.redirects: list[Redirect] = []
+        self.cd_targets: list[str | None] = []
+        self._src = b""
+
+    # ---------------------------------------------------------------- scripts
+
+    def parse_script(
+        self,
+        script: str,
+        *,
+        depth: int,
+        layers: tuple[tuple[str, ...], ...],
+        wrappers: tuple[str, ...],
+    ) -> None:
+        if depth > MAX_DEPTH:
+            self.reasons.append("commands nested too deeply to follow")
+            return
+        data = script.encode("utf-8", "surrogateescape")
+        tree = _parser().parse(data)
+        saved = self._src
+        self._src = data
+        try:
+            root = tree.root_node
+            if root.has_error:
+                self.reasons.append(_syntax_error_reason(root))
+            self._statement(root, depth, layers, wrappers)
+        finally:
+            self._src = saved
+
+    def _text(self, node: Node) -> str:
+        return self._src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+    # ---------------------------------------------------------------- statements
+
+    def _statement(
+        self,
+        node: Node,
+        depth: int,
+        layers: tuple[tuple[str, ...], ...],
+        wrappers: tuple[str, ...],
+        extra_redirects: Sequence[Redirect] = (),
+    ) -> None:
+        kind = node.type
+        if kind in _IGNORED or (not node.is_named and kind not in _CONTAINERS):
+            return
+        if kind == "ERROR" or node.is_missing:
+            # Walk into it anyway: deny rules must still see what can be seen.
+            for child in node.children:
+                if child.type in _STATEMENTS:
+                    self._statement(child, depth, layers, wrappers)
+                else:
+                    self._substitutions(child, depth)
+            return
+        if kind in _CONTAINERS:
+            if kind in ("while_statement", "for_statement") and node.children:
+                first = node.children[0].type
+                if first == "select":
+                    self.reasons.append("`select` loops are not supported")
+            if kind == "for_statement":
+                self._for_values(node, depth)
+            if kind == "case_statement" or kind == "case_item":
+                self._case_words(node, depth)
+            for child in node.children:
+                if child.type in _WORD_TYPES or child.type in ("variable_name", "extglob_pattern"):
+                    continue  # for/case words were walked above
+                self._statement(child, depth, layers, wrappers)
+            return
+        if kind == "redirected_statement":
+            self._redirected(node, depth, layers, wrappers)
+            return
+        if kind == "command":
+            self._command(node, depth, layers, wrappers, extra_redirects)
+            return
+        if kind == "variable_assignment":
+            self._standalone_assignments([node], depth)
+            return
+        if kind == "variable_assignments":
+            self._standalone_assignments(
+                [c for c in node.children if c.type == "variable_assignment"], depth
+            )
+            return
+        if kind in ("declaration_command", "unset_command"):
+            self._declaration(node, depth)
+            return
+        if kind == "test_command":
+            self._test_command(node, depth)
+            return
+        if kind == "function_definition":
+            self.reasons.append(
+                "it defines a shell function, which can change what later commands do"
+            )
+            for child in node.children:
+                if child.type not in ("word", "function", "(", ")"):
+                    self._statement(child, depth, layers, wrappers)
+            return
+        if kind == "c_style_for_statement":
+            self.reasons.append("C-style `for` loops evaluate arithmetic, which is not analysed")
+            for child in node.children:
+                self._statement(child, depth, layers, wrappers)
+            return
+        if kind in _WORD_TYPES:
+            # A word where a statement was expected (e.g. inside an ERROR node).
+            self._word(node, depth)
+            return
+        self.reasons.append(f"unsupported shell syntax ({kind})")
+        for child in node.children:
+            self._statement(child, depth, layers, wrappers)
+
+    def _for_values(self, node: Node, depth: int) -> None:
+        for child in node.children:
+            if child.type in _WORD_TYPES:
+                self._word(child, depth)
+
+    def _case_words(self, node: Node, depth: int) -> None:
+        for child in node.children:
+            if child.type in _WORD_TYPES:
+                self._word(child, depth)
+
+    def _redirected(
+        self,
+        node: Node,
+        depth: int,
+        layers: tuple[tuple[str, ...], ...],
+        wrappers: tuple[str, ...],
+    ) -> None:
+        body: Node | None = None
+        redirects: list[Redirect] = []
+        trailing: list[Node] = []
+        for child in node.children:
+            if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                redirects.extend(self._redirect(child, depth, trailing))
+            elif body is None and child.is_named:
+                body = child
+            elif child.is_named:
+                trailing.append(child)
+        self.redirects.extend(redirects)
+        if body is not None:
+            if body.type == "command":
+                self._command(body, depth, layers, wrappers, redirects)
+            else:
+                self._statement(body, depth, layers, wrappers)
+        elif redirects:
+            # `> file` alone truncates the file: an empty command with redirections.
+            self.commands.append(
+                SimpleCommand(argv=(), text=self._text(node), redirects=tuple(redirects))
+            )
+        for extra in trailing:
+            self._statement(extra, depth, layers, wrappers)
+
+    def _redirect(self, node: Node, depth: int, trailing: list[Node]) -> list[Redirect]:
+        kind = node.type
+        if kind == "heredoc_redirect":
+            return self._heredoc(node, depth, trailing)
+        if kind == "herestring_redirect":
+            for child in node.children:
+                if child.type in _WORD_TYPES:
+                    self._word(child, depth)
+            return [Redirect("<<<", "", "herestring")]
+        fd: int | None = None
+        op = ""
+        dest: Node | None = None
+        for child in node.children:
+            if child.type == "file_descriptor":
+                try:
+                    fd = int(self._text(child))
+                except ValueError:
+                    fd = None
+            elif not child.is_named:
+                op += child.type
+            elif child.type in _WORD_TYPES and dest is None:
+                dest = child
+            elif child.type == "ERROR":
+                self.reasons.append(f"cannot parse the redirection {self._text(node)!r}")
+            else:
+                trailing.append(child)
+        if op in (">&-", "<&-"):
+            return [Redirect(op, "-", "dup", fd)]
+        if dest is None:
+            self.reasons.append(f"cannot parse the redirection {self._text(node)!r}")
+            return []
+        if dest.type == "process_substitution":
+            self._word(dest, depth)
+            return [Redirect(op, self._text(dest), "dup", fd)]
+        word = self._word(dest, depth)
+        if op in (">&", "<&") and (word.value.isdigit() or word.value == "-") and not word.dynamic:
+            return [Redirect(op, word.value, "dup", fd)]
+        if op in (">", ">|", "&>", ">&"):
+            rkind: RedirectKind = "write"
+        elif op in (">>", "&>>"):
+            rkind = "append"
+        elif op == "<":
+            rkind = "read"
+        elif op == "<>":
+            rkind = "readwrite"
+        elif op == "<&":
+            rkind = "read"
+        else:
+            self.reasons.append(f"unknown redirection operator {op!r}")
+            rkind = "readwrite"
+        if word.dynamic and rkind in ("write", "append", "readwrite"):
+            self.reasons.append(f"it writes to a file named only at run time ({word.source})")
+        return [Redirect(op, word.value, rkind, fd, word.dynamic)]
+
+    def _heredoc(self, node: Node, depth: int, trailing: list[Node]) -> list[Redirect]:
+        out: list[Redirect] = []
+        quoted = False
+        for child in node.children:
+            kind = child.type
+            if kind == "heredoc_start":
+                text = self._text(child)
+                quoted = any(q in text for q in ("'", '"', "\\"))
+            elif kind == "heredoc_body":
+                if not quoted:
+                    # An unquoted body is expanded: `$(...)` in it runs.
+                    for part in child.children:
+                        if part.type in _WORD_TYPES:
+                            self._word(part, depth)
+                        elif part.type not in ("heredoc_content",):
+                            self._statement(part, depth, (), ())
+            elif kind in ("heredoc_end", "heredoc_content") or not child.is_named:
+                continue
+            elif kind in ("file_redirect", "herestring_redirect"):
+                out.extend(self._redirect(child, depth, trailing))
+            else:
+                # tree-sitter puts what follows `<<EOF` on the same line here (`| sh`, `&& x`).
+                trailing.append(child)
+        out.append(Redirect("<<", "", "heredoc"))
+        return out
+
+    # ---------------------------------------------------------------- commands
+
+    def _command(
+        self,
+        node: Node,
+        depth: int,
+        layers: tuple[tuple[str, ...], ...],
+        wrappers: tuple[str, ...],
+        extra_redirects: Sequence[Redirect] = (),
+    ) -> None:
+        env: list[tuple[str, str]] = []
+        words: list[_Word] = []
+        redirects: list[Redirect] = list(extra_redirects)
+        trailing: list[Node] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                name, value = self._assignment(child, depth)
+                env.append((name, value))
+            elif kind == "command_name":
+                inner = child.children[0] if child.children else child
+                words.append(self._word(inner, depth))
+            elif kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                got = self._redirect(child, depth, trailing)
+                redirects.extend(got)
+                self.redirects.extend(got)
+            elif kind in _WORD_TYPES:
+                words.append(self._word(child, depth))
+            elif kind == "comment" or not child.is_named:
+                if child.type == "$":
+                    self.reasons.append('`$"..."` strings are not supported')
+                continue
+            else:
+                self.reasons.append(f"unsupported shell syntax in a command ({kind})")
+                self._statement(child, depth, layers, wrappers)
+        for extra in trailing:
+            self._statement(extra, depth, layers, wrappers)
+        self._emit(words, env, redirects, self._text(node), depth, layers, wrappers)
+
+    def _emit(
+        self,
+        words: list[_Word],
+        env: list[tuple[str, str]],
+        redirects: list[Redirect],
+        text: str,
+        depth: int,
+        layers: tuple[tuple[str, ...], ...],
+        wrappers: tuple[str, ...],
+        open_args: bool = False,
+    ) -> None:
+        """Record one simple command, looking through wrappers to what they run."""
+        argv = tuple(w.value for w in words)
+        dynamic = frozenset(i for i, w in enumerate(words) if w.dynamic)
+        layers = (*layers, argv)
+        if words and words[0].dynamic:
+            self.reasons.append(f"the command name is only known at run time ({words[0].source})")
+        cmd = SimpleCommand(
+            argv=argv,
+            text=text,
+            env=tuple(env),
+            redirects=tuple(redirects),
+            dynamic=dynamic,
+            layers=layers,
+            wrappers=wrappers,
+            open_args=open_args,
+            assignment_only=not words and bool(env) and not redirects,
+        )
+        if not words or words[0].dynamic:
+            self.commands.append(cmd)
+            return
+        name = words[0].value
+        if name in ("cd", "pushd"):
+            target = words[1] if len(words) > 1 else None
+            if target is None:
+                self.cd_targets.append("~" if name == "cd" else None)
+            elif target.dynamic or target.value.startswith("-"):
+                self.cd_targets.append(None)
+            else:
+                self.cd_targets.append(target.value)
+        elif name == "popd":
+            self.cd_targets.append(None)
+        inner = _look_through(self, words, depth)
+        if inner is None:
+            self.commands.append(cmd)
+            return
+        if inner.kind == "script":
+            if inner.script is None:
+                # Nothing to look into: the wrapper stays a command (deny rules naming it apply).
+                self.reasons.append(inner.reason or f"`{inner.label}` runs a script not known")
+                self.commands.append(cmd)
+                return
+            self.parse_script(
+                inner.script,
+                depth=depth + 1,
+                layers=layers,
+                wrappers=(*wrappers, inner.label),
+            )
+            return
+        if inner.kind == "unknown":
+            self.reasons.append(inner.reason)
+            self.commands.append(cmd)
+            return
+        if inner.kind == "exec":
+            # `find ... -exec CMD {} ;`: find itself, and CMD as a command of its own.
+            self.commands.append(cmd)
+            for sub in inner.subcommands:
+                self._emit(sub, [], [], text, depth + 1, (), (*wrappers, inner.label))
+            return
+        # A wrapper running a command with its own words (timeout 5 rm x → rm x).
+        self._emit(
+            inner.words,
+            [*env, *inner.env],
+            redirects,
+            text,
+            depth + 1,
+            layers,
+            (*wrappers, inner.label),
+            open_args or inner.open_args,
+        )
+
+    def _assignment(self, node: Node, depth: int) -> tuple[str, str]:
+        name = ""
+        value_parts: list[str] = []
+        seen_eq = False
+        for child in node.children:
+            if child.type == "variable_name" and not seen_eq:
+                name = self._text(child)
+            elif child.type == "subscript" and not seen_eq:
+                name = self._text(child)
+                self.reasons.append("array subscripts are evaluated as arithmetic")
+                for part in child.children:
+                    if part.type in _WORD_TYPES:
+                        self._word(part, depth)
+            elif child.type in ("=", "+="):
+                seen_eq = True
+            elif child.type in _WORD_TYPES:
+                value_parts.append(self._word(child, depth).value)
+            elif child.type == "array":
+                for part in child.children:
+                    if part.type in _WORD_TYPES:
+                        value_parts.append(self._word(part, depth).value)
+            elif child.is_named:
+                self.reasons.append(f"unsupported assignment syntax ({child.type})")
+        return name, "".join(value_parts)
+
+    def _standalone_assignments(self, nodes: Iterable[Node], depth: int) -> None:
+        env = [self._assignment(n, depth) for n in nodes]
+        text = " ".join(f"{k}={v}" for k, v in env)
+        self.commands.append(
+            SimpleCommand(argv=(), text=text, env=tuple(env), assignment_only=True)
+        )
+
+    def _declaration(self, node: Node, depth: int) -> None:
+        words: list[_Word] = []
+        env: list[tuple[str, str]] = []
+        for child in node.children:
+            if not child.is_named:
+                words.append(_Word(child.type, False, child.type))
+            elif child.type == "variable_assignment":
+                name, value = self._assignment(child, depth)
+                env.append((name, value))
+                words.append(_Word(f"{name}={value}", False, self._text(child)))
+            elif child.type == "variable_name":
+                words.append(_Word(self._text(child), False, self._text(child)))
+            elif child.type in _WORD_TYPES:
+                words.append(self._word(child, depth))
+            else:
+                self.reasons.append(f"unsupported declaration syntax ({child.type})")
+        argv = tuple(w.value for w in words)
+        dynamic = frozenset(i for i, w in enumerate(words) if w.dynamic)
+        self.commands.append(
+            SimpleCommand(
+                argv=argv,
+                text=self._text(node),
+                env=tuple(env),
+                dynamic=dynamic,
+                layers=(argv,),
+                assignment_only=True,
+            )
+        )
+
+    def _test_command(self, node: Node, depth: int) -> None:
+        """``[[ ... ]]``: a read-only test; words inside may hold substitutions."""
+        arithmetic = False
+        self._substitutions(node, depth)
+        for sub in _descendants(node):
+            if sub.type == "test_operator" and self._text(sub) in (
+                "-eq",
+                "-ne",
+                "-lt",
+                "-le",
+                "-gt",
+                "-ge",
+            ):
+                arithmetic = True
+        if arithmetic and any(
+            s.type in ("simple_expansion", "expansion", "variable_name") for s in _descendants(node)
+        ):
+            self.reasons.append(
+                "`[[ ... -eq ... ]]` evaluates variables as arithmetic, which can run code"
+            )
+        self.commands.append(SimpleCommand(argv=("[[",), text=self._text(node), layers=(("[[",),)))
+
+    # ---------------------------------------------------------------- words
+
+    def _word(self, node: Node, depth: int) -> _Word:
+        """Quote removal for one word; substitutions inside are walked as commands."""
+        kind = node.type
+        source = self._text(node)
+        if kind == "word":
+            value, dynamic = _unquoted_word(source)
+            return _Word(value, dynamic, source)
+        if kind == "number":
+            return _Word(source, False, source)
+        if kind == "raw_string":
+            return _Word(source[1:-1], False, source)
+        if kind == "ansi_c_string":
+            return _Word(_ansi_c(source[2:-1]), False, source)
+        if kind in ("string", "translated_string"):
+            parts: list[str] = []
+            dynamic = False
+            for child in node.children:
+                if child.type == "string_content":
+                    parts.append(_double_quoted(self._text(child)))
+                elif child.type in ('"', "$"):
+                    continue
+                elif child.type in _WORD_TYPES:
+                    sub = self._word(child, depth)
+                    parts.append(sub.source)
+                    dynamic = True
+                else:
+                    self.reasons.append(f"unsupported syntax in a string ({child.type})")
+                    dynamic = True
+            return _Word("".join(parts), dynamic, source)
+        if kind == "concatenation":
+            parts = []
+            dynamic = False
+            children = node.children
+            unquoted = "".join(self._text(c) for c in children if c.type == "word")
+            brace = "{" in unquoted and "}" in unquoted and ("," in unquoted or ".." in unquoted)
+            for child in children:
+                sub = self._word(child, depth) if child.is_named else None
+                if sub is None:
+                    parts.append(self._text(child))
+                    continue
+                parts.append(sub.value if not sub.dynamic else sub.source)
+                dynamic = dynamic or sub.dynamic
+            if brace:
+                dynamic = True
+            return _Word("".join(parts), dynamic, source)
+        if kind in ("command_substitution", "process_substitution"):
+            # Backticks too: tree-sitter parses their inside as commands.
+            for child in node.children:
+                self._statement(child, depth, (), ())
+            return _Word(source, True, source)
+        if kind == "simple_expansion":
+            return _Word(source, True, source)
+        if kind == "expansion":
+            if any(c.type == "@" for c in node.children):
+                self.reasons.append(f"`{source}` transforms a value in ways not analysed")
+            self._substitutions(node, depth)
+            return _Word(source, True, source)
+        if kind == "arithmetic_expansion":
+            self._substitutions(node, depth)
+            if any(
+                s.type in ("variable_name", "simple_expansion", "expansion", "subscript")
+                for s in _descendants(node)
+            ):
+                self.reasons.append(
+                    f"arithmetic over variables ({source}) can run code and is not analysed"
+                )
+            return _Word(source, True, source)
+        if kind == "brace_expression":
+            return _Word(source, True, source)
+        self.reasons.append(f"unsupported word syntax ({kind})")
+        self._substitutions(node, depth)
+        return _Word(source, True, source)
+
+    def _substitutions(self, node: Node, depth: int) -> None:
+        """Walk the outermost `$(...)`, backticks and `<(...)` below ``node``."""
+        stack = list(node.children)
+        while stack:
+            cur = stack.pop()
+            if cur.type in ("command_substitution", "process_substitution"):
+                self._word(cur, depth)
+            else:
+                stack.extend(cur.children)
+
+
+def _descendants(node: Node) -> Iterable[Node]:
+    stack = list(reversed(node.children))
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(reversed(cur.children))
+
+
+def _syntax_error_reason(root: Node) -> str:
+    for sub in _descendants(root):
+        if sub.type == "ERROR" or sub.is_missing:
+            line, col = sub.start_point
+            what = f"missing {sub.type!r}" if sub.is_missing else "a syntax error"
+            return f"the shell parser found {what} at line {line + 1}, column {col + 1}"
+    return "the shell parser found a syntax error"
+
+
+# --------------------------------------------------------------------------- quote removal
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _unquoted_word(text: str) -> tuple[str, bool]:
+    """An unquoted word after backslash removal; dynamic when it globs or expands."""
+    out: list[str] = []
+    dynamic = False
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 < n:
+                if text[i + 1] != "\n":
+                    out.append(text[i + 1])
+                i += 2
+                continue
+            i += 1
+            continue
+        if ch in _GLOB_CHARS or ch == "$" or ch == "`":
+            dynamic = True
+        out.append(ch)
+        i += 1
+    value = "".join(out)
+    if text.startswith("~"):
+        head = value.split("/", 1)[0]
+        if head in ("~+", "~-"):
+            dynamic = True
+        else:
+            expanded = os.path.expanduser(value)
+            if expanded == value and head != "~":
+                dynamic = True  # ~unknownuser
+            value = expanded
+    return value, dynamic
+
+
+def _double_quoted(text: str) -> str:
+    """Backslash removal inside double quotes: only before $ ` " \\ and newline."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def _ansi_c(body: str) -> str:
+    """Decode the body of ``$'...'`` as bash does."""
+    out: list[str] = []
+    i = 0
+    n = len(body)
+    while i < n:
+        ch = body[i]
+        if ch != "\\" or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[nxt])
+            i += 2
+        elif nxt in "01234567":
+            m = re.match(r"[0-7]{1,3}", body[i + 1 :])
+            assert m is not None
+            out.append(chr(int(m.group(0), 8) & 0xFF))
+            i += 1 + len(m.group(0))
+        elif nxt == "x":
+            m = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :])
+            if m:
+                out.append(chr(int(m.group(0), 16)))
+                i += 2 + len(m.group(0))
+            else:
+                out.append("\\x")
+                i += 2
+        elif nxt in "uU":
+            width = 4 if nxt == "u" else 8
+            m = re.match(rf"[0-9a-fA-F]{{1,{width}}}", body[i + 2 :])
+            if m:
+                try:
+                    out.append(chr(int(m.group(0), 16)))
+                except (ValueError, OverflowError):
+                    out.append("\ufffd")
+                i += 2 + len(m.group(0))
+            else:
+                out.append("\\" + nxt)
+                i += 2
+        elif nxt == "c" and i + 2 < n:
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        else:
+            out.append("\\" + nxt)
+            i += 2
+    return "".join(out)
+
+
+def _quote_for_display(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word) if word else "''"
+
+
+# --------------------------------------------------------------------------- look-through
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox sh"})
+ESCALATING_WRAPPERS = frozenset({"sudo", "doas", "run0", "pkexec"})
+
+
+@dataclass(slots=True)
+class _Inner:
+    kind: Literal["words", "script", "exec", "unknown"]
+    label: str
+    words: list[_Word] = field(default_factory=list)
+    env: list[tuple[str, str]] = field(default_factory=list)
+    script: str | None = None
+    open_args: bool = False
+    reason: str = ""
+    subcommands: list[list[_Word]] = field(default_factory=list)
+
+
+def _static(words: Sequence[_Word]) -> bool:
+    return all(not w.dynamic for w in words)
+
+
+def _take_options(
+    words: list[_Word],
+    start: int,
+    *,
+    with_value: frozenset[str],
+    flags: frozenset[str],
+    long_with_value: frozenset[str] = frozenset(),
+    long_flags: frozenset[str] = frozenset(),
+) -> int | None:
+    """Skip a wrapper's options; the index of its command, or None when unsure."""
+    i = start
+    while i < len(words):
+        w = words[i]
+        if w.dynamic:
+            return None
+        v = w.value
+        if v == "--":
+            return i + 1
+        if v.startswith("--"):
+            name = v.split("=", 1)[0]
+            if name in long_with_value:
+                i += 1 if "=" in v else 2
+                continue
+            if name in long_flags:
+                i += 1
+                continue
+            return None
+        if v.startswith("-") and len(v) > 1:
+            j = 1
+            while j < len(v):
+                c = v[j]
+                if c in with_value:
+                    i += 1 if j + 1 < len(v) else 2
+                    break
+                if c not in flags:
+                    return None
+                j += 1
+            else:
+                i += 1
+            continue
+        return i
+    return i
+
+
+def _look_through(walker: _Walker, words: list[_Word], depth: int) -> _Inner | None:
+    """What a wrapper command runs, or None when ``words`` is not a wrapper."""
+    name = words[0].value
+    base = os.path.basename(name)
+    rest = words[1:]
+    if base in SHELLS:
+        return _shell_script(words, base)
+    if base == "eval":
+        if not rest:
+            return None
+        if not _static(rest):
+            return _Inner("script", "eval", reason="`eval` runs text only known at run time")
+        return _Inner("script", "eval", script=" ".join(w.value for w in rest))
+    if base in ("nohup", "builtin"):
+        return _Inner("words", base, words=rest) if rest else None
+    if base == "exec":
+        if not rest:
+            return None
+        i = _take_options(words, 1, with_value=frozenset("a"), flags=frozenset("cl"))
+        if i is None:
+            return _Inner("unknown", base, reason="`exec` with options not understood")
+        return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base == "command":
+        if any(w.value in ("-v", "-V") for w in rest[:1]):
+            return None  # `command -v x` looks up x, runs nothing
+        i = _take_options(words, 1, with_value=frozenset(), flags=frozenset("p"))
+        if i is None:
+            return _Inner("unknown", base, reason="`command` with options not understood")
+        return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base == "time":
+        i = _take_options(words, 1, with_value=frozenset(), flags=frozenset("p"))
+        if i is None:
+            return _Inner("unknown", base, reason="`time` with options not understood")
+        return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base == "nice":
+        i = _take_options(
+            words,
+            1,
+            with_value=frozenset("n"),
+            flags=frozenset("0123456789"),
+            long_with_value=frozenset({"--adjustment"}),
+        )
+        if i is None:
+            return _Inner("unknown", base, reason="`nice` with options not understood")
+        return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base == "timeout":
+        i = _take_options(
+            words,
+            1,
+            with_value=frozenset("sk"),
+            flags=frozenset("v"),
+            long_with_value=frozenset({"--signal", "--kill-after"}),
+            long_flags=frozenset({"--preserve-status", "--foreground", "--verbose"}),
+        )
+        if i is None or i >= len(words):
+            return _Inner("unknown", base, reason="`timeout` with options not understood")
+        # words[i] is the duration
+        if i + 1 >= len(words):
+            return None
+        return _Inner("words", base, words=words[i + 1 :])
+    if base == "stdbuf":
+        i = _take_options(
+            words,
+            1,
+            with_value=frozenset("ioe"),
+            flags=frozenset(),
+            long_with_value=frozenset({"--input", "--output", "--error"}),
+        )
+        if i is None:
+            return _Inner("unknown", base, reason="`stdbuf` with options not understood")
+        return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base == "env":
+        return _env(words)
+    if base == "xargs":
+        return _xargs(words)
+    if base in ESCALATING_WRAPPERS:
+        return _sudo(words, base)
+    if base == "watch":
+        i = _take_options(
+            words,
+            1,
+            with_value=frozenset("nq"),
+            flags=frozenset("bcdegtpwxrC"),
+            long_with_value=frozenset({"--interval", "--differences", "--equexit"}),
+            long_flags=_names(
+                "--beep --color --no-color --errexit --exec --no-title --precise --chgexit "
+                "--no-wrap"
+            ),
+        )
+        if i is None or i >= len(words):
+            return _Inner("unknown", base, reason="`watch` with options not understood")
+        if not _static(words[i:]):
+            return _Inner("script", base, reason="`watch` runs text only known at run time")
+        return _Inner("script", base, script=" ".join(w.value for w in words[i:]))
+    if base in ("find", "fd", "fdfind"):
+        return _find_exec(words, base)
+    return None
+
+
+def _shell_script(words: list[_Word], base: str) -> _Inner:
+    """``bash -c 'script'``; a shell without -c runs a file or reads stdin."""
+    label = f"{base} -c"
+    i = 1
+    has_c = False
+    while i < len(words):
+        w = words[i]
+        if w.dynamic:
+            return _Inner("script", label, reason=f"`{base}` with options only known at run time")
+        v = w.value
+        if v in ("-o", "-O", "+O", "+o", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if v.startswith("--"):
+            if v in ("--login", "--noprofile", "--norc", "--posix", "--restricted", "--verbose"):
+                i += 1
+                continue
+            return _Inner("script", label, reason=f"`{base} {v}` is not understood")
+        if (v.startswith("-") or v.startswith("+")) and len(v) > 1:
+            if "c" in v[1:]:
+                has_c = True
+            if "s" in v[1:]:
+                return _Inner("script", label, reason=f"`{base} -s` reads its script from stdin")
+            i += 1
+            if has_c:
+                break
+            continue
+        break
+    if not has_c:
+        if i >= len(words):
+            return _Inner(
+                "script", base, reason=f"`{base}` without -c reads commands from stdin or a tty"
+            )
+        return _Inner(
+            "script", base, reason=f"`{base} {words[i].value}` runs a script file not analysed"
+        )
+    if i >= len(words):
+        return _Inner("script", label, reason=f"`{base} -c` without a script")
+    script = words[i]
+    if script.dynamic:
+        return _Inner("script", label, reason=f"`{base} -c` runs text only known at run time")
+    if base == "busybox sh":
+        return _Inner("script", label, reason="busybox shells are not analysed")
+    return _Inner("script", label, script=script.value)
+
+
+def _env(words: list[_Word]) -> _Inner | None:
+    i = 1
+    env: list[tuple[str, str]] = []
+    while i < len(words):
+        w = words[i]
+        if w.dynamic:
+            return _Inner("unknown", "env", reason="`env` with words only known at run time")
+        v = w.value
+        if v in ("-i", "--ignore-environment", "-0", "--null", "-"):
+            i += 1
+        elif v in ("-u", "--unset"):
+            i += 2
+        elif v.startswith("--unset=") or (v.startswith("-u") and len(v) > 2) or v == "--":
+            i += 1
+        elif v.startswith("-"):
+            # -S (split string), -C (chdir), -P (path) and the rest change what runs or where.
+            return _Inner("unknown", "env", reason=f"`env {v}` is not understood")
+        elif "=" in v and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", v):
+            name, value = v.split("=", 1)
+            env.append((name, value))
+            i += 1
+        else:
+            break
+    if i >= len(words):
+        return None  # `env` alone prints the environment
+    return _Inner("words", "env", words=words[i:], env=env)
+
+
+_XARGS_WITH_VALUE = frozenset("IeEdLnPsa")
+_XARGS_FLAGS = frozenset("0prtxo")
+
+
+def _xargs(words: list[_Word]) -> _Inner:
+    i = 1
+    replace: str | None = None
+    while i < len(words):
+        w = words[i]
+        if w.dynamic:
+            return _Inner("unknown", "xargs", reason="`xargs` with options only known at run time")
+        v = w.value
+        if v == "--":
+            i += 1
+            break
+        if v.startswith("--"):
+            name, _, val = v.partition("=")
+            if name in (
+                "--null",
+                "--no-run-if-empty",
+                "--verbose",
+                "--interactive",
+                "--exit",
+                "--open-tty",
+            ):
+                i += 1
+                continue
+            if name in (
+                "--delimiter",
+                "--max-lines",
+                "--max-args",
+                "--max-procs",
+                "--max-chars",
+                "--arg-file",
+                "--eof",
+                "--process-slot-var",
+            ):
+                i += 1 if val else 2
+                continue
+            if name == "--replace":
+                replace = val or "{}"
+                i += 1
+                continue
+            return _Inner("unknown", "xargs", reason=f"`xargs {v}` is not understood")
+        if v.startswith("-") and len(v) > 1:
+            c = v[1]
+            if c == "i":
+                replace = v[2:] or "{}"
+                i += 1
+                continue
+            if c in ("l",):
+                i += 1
+                continue
+            if c in _XARGS_WITH_VALUE:
+                if c == "I":
+                    replace = (
+                        v[2:] if len(v) > 2 else (words[i + 1].value if i + 1 < len(words) else "")
+                    )
+                i += 1 if len(v) > 2 else 2
+                continue
+            if all(ch in _XARGS_FLAGS for ch in v[1:]):
+                i += 1
+                continue
+            return _Inner("unknown", "xargs", reason=f"`xargs {v}` is not understood")
+        break
+    inner = words[i:] or [_Word("echo", False, "echo")]
+    if replace:
+        inner = [_Word(w.value, True, w.source) if replace in w.value else w for w in inner]
+    return _Inner("words", "xargs", words=inner, open_args=replace is None)
+
+
+def _sudo(words: list[_Word], base: str) -> _Inner:
+    i = _take_options(
+        words,
+        1,
+        with_value=frozenset("ugpCDhrtTUR"),
+        flags=frozenset("EHnSPkKbAB"),
+        long_with_value=frozenset(
+            {"--user", "--group", "--prompt", "--chdir", "--host", "--close-from", "--other-user"}
+        ),
+        long_flags=_names(
+            "--preserve-env --set-home --non-interactive --stdin --reset-timestamp "
+            "--background --askpass --bell"
+        ),
+    )
+    if i is None:
+        return _Inner("unknown", base, reason=f"`{base}` with options not understood")
+    if i >= len(words):
+        return _Inner("unknown", base, reason=f"`{base}` without a command")
+    return _Inner("words", base, words=words[i:])
+
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+
+
+def _find_exec(words: list[_Word], base: str) -> _Inner | None:
+    """The commands ``find -exec`` / ``fd -x`` run, as commands of their own."""
+    subs: list[list[_Word]] = []
+    markers = _FIND_EXEC if base == "find" else _FD_EXEC
+    i = 1
+    while i < len(words):
+        if words[i].value in markers and not words[i].dynamic:
+            j = i + 1
+            sub: list[_Word] = []
+            while (
+                j < len(words)
+                and words[j].value not in (";", "+")
+                and not (base != "find" and words[j].value.startswith("-") and sub)
+            ):
+                w = words[j]
+                sub.append(_Word(w.value, True, w.source) if "{}" in w.value else w)
+                j += 1
+            if sub:
+                subs.append(sub)
+            i = j + 1
+            continue
+        i += 1
+    if not subs:
+        return None
+    return _Inner("exec", f"{base} -exec", subcommands=subs)
+
+
+# --------------------------------------------------------------------------- env safety
+
+# Variables a prefix may set without changing what program runs or what it executes.
+SAFE_ENV_VARS = _names(
+    "LANG LANGUAGE TZ NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE COLUMNS LINES "
+    "TERM CI DEBUG VERBOSE NODE_ENV RUST_BACKTRACE RUST_LOG PYTHONUNBUFFERED "
+    "PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONHASHSEED PYTHONWARNINGS GOOS "
+    "GOARCH CGO_ENABLED NPM_CONFIG_LOGLEVEL TIMEFORMAT"
+)
+_PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
+
+
+def is_safe_env_name(name: str, *, standalone: bool = False) -> bool:
+    """Whether setting ``name`` cannot change which program runs or what it executes.
+
+    ``PATH``, ``LD_PRELOAD``, ``GIT_*``, ``PAGER``, ``NODE_OPTIONS`` and the like
+    can turn a harmless command into any command, so only a known-safe set
+    passes. A plain lowercase shell variable (``x=1``, not exported) is safe too.
+    """
+    if name in SAFE_ENV_VARS or name.startswith("LC_"):
+        return True
+    return standalone and name.islower() and name not in _PROXY_VARS and "[" not in name
+
+
+# --------------------------------------------------------------------------- read-only set
+
+
+def _positional(argv: Sequence[str], with_value: Iterable[str] = ()) -> list[str]:
+    """Arguments that are not options (a crude split: ``--`` ends the options)."""
+    takes = set(with_value)
+    out: list[str] = []
+    skip = False
+    options_done = False
+    for word in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if options_done:
+            out.append(word)
+        elif word == "--":
+            options_done = True
+        elif word.startswith("-") and len(word) > 1:
+            if word in takes:
+                skip = True
+        else:
+            out.append(word)
+    return out
+
+
+def _has_option(argv: Sequence[str], names: Iterable[str], shorts: str = "") -> str | None:
+    """The first option in ``argv`` among ``names`` (``--x`` or ``--x=...``) or short letters."""
+    names = tuple(names)
+    for word in argv[1:]:
+        if word == "--":
+            return None
+        for name in names:
+            if word == name or (name.startswith("--") and word.startswith(name + "=")):
+                return word
+        short = shorts and word.startswith("-") and not word.startswith("--")
+        if short and any(c in shorts for c in word[1:]):
+            return word
+    return None
+
+
+# Commands that read or print and cannot write files or run other programs, whatever their args.
+ALWAYS_READ_ONLY = _names(
+    "cat head tail wc pwd echo printf true false : ls grep egrep fgrep basename "
+    "dirname realpath readlink stat du df whoami id groups uname which type nl cut "
+    "tr cmp comm diff md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum "
+    "cksum seq test [ [[ printenv column od hexdump strings jq tac rev paste fold "
+    "expand unexpand join base64 nproc uptime cd wait sleep locate whereis lsblk "
+    "file"
+)
+# Read-only whatever words xargs appends (used for `xargs CMD`).
+ARGS_IRRELEVANT = _names(
+    "cat head tail wc echo ls grep egrep fgrep basename dirname stat du md5sum "
+    "sha1sum sha256sum sha512sum nl strings"
+)
+
+_GIT_READ_SUBCOMMANDS = _names(
+    "status diff log show branch rev-parse ls-files ls-tree blame describe shortlog "
+    "cat-file rev-list merge-base show-ref tag remote reflog stash config grep "
+    "worktree version help"
+)
+_GIT_SAFE_GLOBAL = frozenset(
+    {"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"}
+)
+_GIT_BRANCH_LIST_OPTS = _names(
+    "-a --all -r --remotes -v -vv --verbose -l --list --show-current --color "
+    "--no-color --column --no-column -i --ignore-case --omit-empty"
+)
+_GIT_BRANCH_VALUE_OPTS = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
+
+
+def _git_problem(argv: Sequence[str]) -> str | None:
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] not in _GIT_SAFE_GLOBAL:
+            return f"`git {argv[i]}` can change which repository or configuration is used"
+        i += 1
+    if i >= len(argv):
+        return "`git` without a subcommand"
+    sub = argv[i]
+    args = list(argv[i + 1 :])
+    if sub not in _GIT_READ_SUBCOMMANDS:
+        return f"`git {sub}` is not in the read-only set"
+    bad = _has_option(
+        ["git", *args], ("--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--exec")
+    )
+    if bad:
+        return f"`git {sub} {bad}` can write files or run programs"
+    if sub == "grep" and _has_option(["git", *args], (), shorts="O"):
+        return "`git grep -O` opens files in a pager"
+    if sub == "branch":
+        listing = any(a in ("-l", "--list") for a in args)
+        j = 0
+        while j < len(args):
+            a = args[j]
+            if a in _GIT_BRANCH_LIST_OPTS or a.startswith(("--sort=", "--format=", "--color=")):
+                j += 1
+                continue
+            if a.split("=", 1)[0] in _GIT_BRANCH_VALUE_OPTS:
+                j += 1 if "=" in a else 2
+                continue
+            if a in ("--sort", "--format"):
+                j += 2
+                continue
+            if not a.startswith("-") and listing:
+                j += 1
+                continue
+            return f"`git branch {a}` changes branches (only listing is read-only)"
+    if sub == "tag" and args:
+        listing = any(a in ("-l", "--list") for a in args)
+        changing = any(a in ("-d", "-a", "-s", "-f", "-m", "-F", "--delete") for a in args)
+        only_list_opts = all(a in ("-l", "--list", "-n") or a.startswith("--sort") for a in args)
+        if not only_list_opts and (not listing or changing):
+            return "`git tag` with arguments changes tags (only listing is read-only)"
+    if sub == "remote" and args and args not in (["-v"], ["--verbose"]):
+        return "`git remote` with arguments can change remotes"
+    if sub == "reflog" and args and args[0] in ("expire", "delete", "drop"):
+        return f"`git reflog {args[0]}` changes the reflog"
+    if sub == "stash" and args[:1] not in (["list"], ["show"]):
+        return "only `git stash list` / `git stash show` are read-only"
+    if sub == "worktree" and args[:1] != ["list"]:
+        return "only `git worktree list` is read-only"
+    if sub == "config" and not any(
+        a in ("--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "get", "list")
+        for a in args
+    ):
+        return "only `git config --get/--list` is read-only"
+    return None
+
+
+def _command_problem(cmd: SimpleCommand) -> str | None:
+    """Why one simple command is not read-only (None: it is)."""
+    if cmd.assignment_only:
+        if cmd.argv and cmd.argv[0] not in ("export", "local", "declare", "typeset", "readonly"):
+            return f"`{cmd.argv[0]}` changes the shell's state"
+        for name, _ in cmd.env:
+            if not is_safe_env_name(name, standalone=not cmd.argv):
+                return f"setting {name} can change what later commands run"
+        return None
+    for name, _ in cmd.env:
+        if not is_safe_env_name(name):
+            return f"the prefix {name}=... can change what the command runs"
+    if cmd.escalated:
+        return "it runs through sudo"
+    for r in cmd.redirects:
+        if r.writes_file:
+            return f"it writes to {r.target!r}"
+    if not cmd.argv:
+        return None
+    if 0 in cmd.dynamic:
+        return "the command name is only known at run time"
+    name = cmd.argv[0]
+    if "/" in name:
+        return f"`{name}` is run by path, not a known read-only command"
+    argv = cmd.argv
+    if cmd.open_args and name not in ARGS_IRRELEVANT:
+        return f"`xargs {name}` gets arguments only known at run time"
+    # Args only known at run time may carry options (`find . $X` → -delete).
+    dynamic_args = any(i in cmd.dynamic for i in range(1, len(argv)))
+    if name in ALWAYS_READ_ONLY:
+        if name == "file" and _has_option(argv, ("--compile",), shorts="C"):
+            return "`file -C` writes a compiled magic file"
+        return None
+    if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
+        return None
+    if name == "date":
+        if _has_option(argv, ("--set",), shorts="s"):
+            return "`date -s` sets the clock"
+        return None
+    if name == "hostname":
+        return (
+            None
+            if len(argv) == 1 or all(a.startswith("-") for a in argv[1:])
+            else ("`hostname NAME` sets the host name")
+        )
+    if name in ("uniq",):
+        if dynamic_args or len(_positional(argv, ("-f", "-s", "-w"))) > 1:
+            return "`uniq IN OUT` writes OUT"
+        return None
+    if name == "xxd":
+        if dynamic_args or _has_option(argv, (), shorts="r") or len(_positional(argv)) > 1:
+            return "`xxd IN OUT` / `xxd -r` writes files"
+        return None
+    if name == "sort":
+        if dynamic_args:
+            return "`sort` with arguments only known at run time (could be -o)"
+        if _has_option(argv, ("--output", "--compress-program"), shorts="o"):
+            return "`sort -o` writes a file / --compress-program runs one"
+        return None
+    if name == "tree":
+        if dynamic_args or _has_option(argv, (), shorts="o"):
+            return "`tree -o` writes a file"
+        return None
+    if name == "iconv":
+        if dynamic_args or _has_option(argv, ("--output",), shorts="o"):
+            return "`iconv -o` writes a file"
+        return None
+    if name in ("rg",):
+        if dynamic_args:
+            return "`rg` with arguments only known at run time (could be --pre)"
+        if _has_option(argv, ("--pre", "--hostname-bin", "--search-zip"), shorts="z"):
+            return "`rg --pre` runs a program on each file"
+        return None
+    if name == "find":
+        if dynamic_args:
+            return "`find` with arguments only known at run time (could be -delete)"
+        for word in argv[1:]:
+            if word in ("-exec", "-execdir", "-ok", "-okdir", "-delete") or word.startswith(
+                ("-fprint", "-fls")
+            ):
+                return f"`find {word}` runs commands or changes files"
+        return None
+    if name in ("fd", "fdfind"):
+        if dynamic_args or _has_option(argv, ("--exec", "--exec-batch"), shorts="xX"):
+            return "`fd -x` runs commands"
+        return None
+    if name == "git":
+        if dynamic_args:
+            return "`git` with arguments only known at run time"
+        return _git_problem(argv)
+    return f"`{name}` is not in the read-only set"
+
+
+def read_only_problem(command: str | ParsedCommand) -> str | None:
+    """Why a command line is not read-only (None: every part of it is read-only)."""
+    parsed = parse_command(command) if isinstance(command, str) else command
+    if not parsed.fully_understood:
+        return "the command is not fully understood: " + "; ".join(parsed.reasons)
+    if not parsed.commands:
+        return "the command is empty"
+    for r in parsed.redirects:
+        if r.writes_file:
+            return f"it writes to {r.target!r}"
+    for cmd in parsed.commands:
+        problem = _command_problem(cmd)
+        if problem:
+            return problem
+    return None
+
+
+def is_read_only_command(command: str) -> bool:
+    """True only when the parse is clean and every simple command is in the read-only set."""
+    try:
+        return read_only_problem(command) is None
+    except Exception:
+        return False
+
+
+# --------------------------------------------------------------------------- classification
+
+_SEARCH = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "locate"})
+_READ = _names(
+    "cat head tail wc less more file stat jq nl strings od hexdump xxd tac cut sort uniq diff cmp"
+)
+_LIST = frozenset({"ls", "tree", "du", "df", "pwd"})
+_NEUTRAL = frozenset({"cd", "echo", "printf", "true", "false", ":", "tr", "column", "[["})
+_GIT_CLASS = {
+    "grep": "search",
+    "log": "read",
+    "show": "read",
+    "diff": "read",
+    "blame": "read",
+    "cat-file": "read",
+    "status": "list",
+    "branch": "list",
+    "ls-files": "list",
+    "ls-tree": "list",
+    "tag": "list",
+    "remote": "list",
+    "stash": "list",
+    "worktree": "list",
+}
+
+
+def classify_command(command: str) -> Literal["search", "read", "list"] | None:
+    """Whether a read-only command line is a search, a read or a listing (for folding)."""
+    try:
+        parsed = parse_command(command)
+        if read_only_problem(parsed) is not None:
+            return None
+    except Exception:
+        return None
+    kinds: set[str] = set()
+    for cmd in parsed.commands:
+        if cmd.assignment_only or not cmd.argv:
+            continue
+        name = cmd.argv[0]
+        if name in _SEARCH:
+            kinds.add("search")
+        elif name in _READ:
+            kinds.add("read")
+        elif name in _LIST:
+            kinds.add("list")
+        elif name == "git":
+            sub = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
+            kind = _GIT_CLASS.get(sub)
+            if kind is None:
+                return None
+            kinds.add(kind)
+        elif name in _NEUTRAL:
+            continue
+        else:
+            return None
+    for kind in ("search", "read", "list"):
+        if kind in kinds:
+            return kind  # type: ignore[return-value]
+    return None
+
+
+# --------------------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPattern:
+    """A ``Bash(...)`` specifier: exact words, a word prefix (``:*``), or a glob."""
+
+    words: tuple[str, ...]
+    prefix: bool
+    # A pattern with `*` elsewhere (deny/ask only: matched against the command text).
+    glob: str | None = None
+    # Several simple commands (`Bash(cd x && make)`): the whole line must be exactly these.
+    compound: tuple[tuple[str, ...], ...] = ()
+    # Env prefixes the rule names (`Bash(FOO=1 npm test)`): allowed to be set as written.
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@lru_cache(maxsize=1024)
+def command_pattern(spec: str) -> CommandPattern:
+    """Parse a Bash rule specifier (``npm run test:*``, ``git status``, ``*rm*``)."""
+    text = spec.strip()
+    prefix = False
+    if text.endswith(":*") or text.endswith(" *"):
+        text, prefix = text[:-2].rstrip(), True
+    elif text == "*":
+        return CommandPattern((), True)
+    if "*" in text and not _quoted_star_only(text):
+        return CommandPattern((), False, glob=spec.strip())
+    parsed = parse_command(text)
+    cmds = [c for c in parsed.commands]
+    if len(cmds) == 1 and not cmds[0].redirects and cmds[0].argv:
+        words = cmds[0].layers[0] if cmds[0].layers else cmds[0].argv
+        return CommandPattern(words, prefix, env=cmds[0].env)
+    if len(cmds) > 1 and not prefix:
+        return CommandPattern((), False, compound=tuple(c.argv for c in cmds))
+    return CommandPattern(tuple(text.split()), prefix)
+
+
+def _quoted_star_only(text: str) -> bool:
+    return False
+
+
+def _words_match(pattern: Sequence[str], argv: Sequence[str], *, fold: bool) -> bool:
+    if fold:
+        if not argv or not pattern:
+            return False
+        head_ok = _norm_name(argv[0]) == _norm_name(pattern[0])
+        return head_ok and tuple(argv[1:]) == tuple(pattern[1:])
+    return tuple(argv) == tuple(pattern)
+
+
+def _norm_name(name: str) -> str:
+    return os.path.basename(name).lower()
+
+
+def match_rule(spec: str, cmd: SimpleCommand, kind: Literal["allow", "ask", "deny"]) -> bool:
+    """Whether the Bash specifier ``spec`` matches the simple command ``cmd``.
+
+    Deny and ask rules match any look-through level, by program basename,
+    case-insensitively, and with words only known at run time treated as
+    possibly matching: they err towards matching. Allow rules match exactly:
+    the static words, the program as written, no unsafe env prefix, no sudo
+    unless the rule names it.
+    """
+    pat = command_pattern(spec)
+    if kind == "allow":
+        return _allow_matches(pat, cmd)
+    return _deny_matches(pat, cmd)
+
+
+def _deny_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
+    layers = cmd.layers or (cmd.argv,)
+    if pat.glob is not None:
+        texts = [" ".join(layer) for layer in layers]
+        texts += [" ".join([os.path.basename(layer[0]), *layer[1:]]) for layer in layers if layer]
+        return any(fnmatch.fnmatchcase(t.lower(), pat.glob.lower()) for t in texts)
+    if pat.compound:
+        return any(_deny_matches(CommandPattern(words, True), cmd) for words in pat.compound[:1])
+    if not pat.words:
+        return True
+    for layer in layers:
+        if not layer:
+            continue
+        n = len(pat.words)
+        if _norm_name(layer[0]) != _norm_name(pat.words[0]):
+            continue
+        # A word only known at run time may be anything: it matches for deny/ask.
+        ok = True
+        for i in range(1, n):
+            if i >= len(layer):
+                ok = False
+                break
+            if layer[i] != pat.words[i] and not _maybe_dynamic(cmd, layer, i):
+                ok = False
+                break
+        if not ok:
+            continue
+        if pat.prefix or len(layer) == n:
+            return True
+    return False
+
+
+def _maybe_dynamic(cmd: SimpleCommand, layer: tuple[str, ...], index: int) -> bool:
+    if layer is cmd.argv or layer == cmd.argv:
+        return index in cmd.dynamic
+    # Outer layers: the inner argv is their tail; map the index.
+    offset = len(layer) - len(cmd.argv)
+    return index - offset in cmd.dynamic if index >= offset else False
+
+
+def _allow_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
+    if pat.glob is not None or pat.compound:
+        return False  # judged on the whole line (compound) or never (globs)
+    if not _env_allowed(pat, cmd):
+        return False
+    if not pat.words:
+        return not cmd.escalated and 0 not in cmd.dynamic
+    layers = cmd.layers or (cmd.argv,)
+    depth_of_argv = len(layers) - 1
+    for level, layer in enumerate(layers):
+        # Below sudo, only a rule naming sudo (an outer layer) may allow.
+        wrappers_above = cmd.wrappers[:level] if level <= len(cmd.wrappers) else cmd.wrappers
+        if any(w in ESCALATING_WRAPPERS for w in wrappers_above):
+            continue
+        n = len(pat.words)
+        if len(layer) < n or tuple(layer[:n]) != pat.words:
+            continue
+        static_upto = _static_len(cmd, layer, level == depth_of_argv)
+        if static_upto < n:
+            continue
+        if pat.prefix:
+            return True
+        if len(layer) == n and static_upto >= n and not cmd.open_args:
+            return True
+    return False
+
+
+def _env_allowed(pat: CommandPattern, cmd: SimpleCommand) -> bool:
+    """Env prefixes: each is known-safe or named (with its value) by the rule."""
+    named = dict(pat.env)
+    for name, value in cmd.env:
+        if name in named:
+            if named[name] != value:
+                return False
+        elif not is_safe_env_name(name):
+            return False
+    return all(pair in cmd.env for pair in pat.env)
+
+
+def _static_len(cmd: SimpleCommand, layer: tuple[str, ...], innermost: bool) -> int:
+    """How many leading words of ``layer`` are known before the command runs."""
+    offset = len(layer) - len(cmd.argv)
+    for i in range(len(layer)):
+        j = i - offset
+        if j >= 0 and j in cmd.dynamic:
+            return i
+    return len(layer)
+
+
+def compound_allowed(spec: str, parsed: ParsedCommand) -> bool:
+    """A compound allow rule (``Bash(cd x && make)``) matches exactly that whole line."""
+    pat = command_pattern(spec)
+    if not pat.compound or not parsed.fully_understood:
+        return False
+    argvs = tuple(c.argv for c in parsed.commands)
+    if argvs != pat.compound:
+        return False
+    return all(not c.dynamic and not c.env and not c.open_args for c in parsed.commands)
