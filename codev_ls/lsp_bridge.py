@@ -87,6 +87,7 @@ class _Progress:
     percentage: int | None = None
     last_sent: float = 0.0
     flush: asyncio.TimerHandle | None = None
+    starting: asyncio.Future[None] | None = None
 
 
 class LspBridge:
@@ -301,14 +302,14 @@ class LspBridge:
         self._dirty_cache[key] = (stamp, dirty)
         return dirty
 
-    async def _wait_event(self, path: Path, timeout: float) -> bool:
-        """Wait for a document event on ``path``; False on timeout."""
-        if timeout <= 0:
+    async def _wait_event(self, path: Path, seconds: float) -> bool:
+        """Wait for a document event on ``path``; False when ``seconds`` pass first."""
+        if seconds <= 0:
             return False
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(_real(str(path)), set()).add(fut)
         try:
-            await asyncio.wait_for(fut, timeout)
+            await asyncio.wait_for(fut, seconds)
             return True
         except TimeoutError:
             return False
@@ -370,7 +371,9 @@ class LspBridge:
         except Exception as exc:
             if created_here:
                 await asyncio.to_thread(_remove_if_empty, path)
-            return EditApplyResult(applied=False, reason=f"the editor did not apply the edit ({exc})")
+            return EditApplyResult(
+                applied=False, reason=f"the editor did not apply the edit ({exc})"
+            )
         applied = bool(getattr(result, "applied", False))
         if not applied:
             if created_here:
@@ -414,9 +417,7 @@ class LspBridge:
                     description=hunk.diff,
                 )
                 text_edits.append(
-                    types.AnnotatedTextEdit(
-                        range=rng, new_text=hunk.new_text, annotation_id=ann_id
-                    )
+                    types.AnnotatedTextEdit(range=rng, new_text=hunk.new_text, annotation_id=ann_id)
                 )
             else:
                 text_edits.append(types.TextEdit(range=rng, new_text=hunk.new_text))
@@ -591,14 +592,12 @@ class LspBridge:
                 handle.cancel()
         if state.begun and state.token is not None:
             token = state.token
-            self._notify(
-                lambda: self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd())
-            )
+            self._notify(lambda: self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd()))
             self.ls.work_done_progress.tokens.pop(token, None)
 
     def _start_progress(self, state: _Progress) -> None:
         if not state.ended:
-            asyncio.ensure_future(self._begin_progress(state))
+            state.starting = asyncio.ensure_future(self._begin_progress(state))
 
     async def _begin_progress(self, state: _Progress) -> None:
         progress = self.ls.work_done_progress
@@ -712,10 +711,7 @@ def cut_prompt_detail(text: str) -> str:
 def _title(item: Any) -> str | None:
     if item is None:
         return None
-    if isinstance(item, dict):
-        title = item.get("title")
-    else:
-        title = getattr(item, "title", None)
+    title = item.get("title") if isinstance(item, dict) else getattr(item, "title", None)
     return title if isinstance(title, str) else None
 
 
@@ -785,4 +781,3 @@ def _remove_if_empty(path: Path) -> None:
     with contextlib.suppress(OSError):
         if path.stat().st_size == 0:
             path.unlink()
-

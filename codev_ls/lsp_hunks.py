@@ -222,9 +222,7 @@ def detect_landed(old: str, hunks: Sequence[Hunk], actual: str) -> list[int] | N
     return sorted(result) if result is not None else None
 
 
-def rebase_hunks(
-    old: str, base: str, hunks: Sequence[Hunk], landed: Iterable[int]
-) -> str | None:
+def rebase_hunks(old: str, base: str, hunks: Sequence[Hunk], landed: Iterable[int]) -> str | None:
     """Apply the landed hunks to ``base`` (another version of the old text).
 
     Used when the buffer had unsaved changes: the disk copy gets the edit but

@@ -191,6 +191,8 @@ class CodevLanguageServer(LanguageServer):
         self._runs: dict[str, asyncio.Future[Any]] = {}
         self._chats: dict[str, asyncio.Future[Any]] = {}
         self._closing: asyncio.Future[None] | None = None
+        # Set by `exit`: 0 after a shutdown request, 1 without (LSP's rule).
+        self.exit_code = 0
 
     # ------------------------------------------------------------------ set-up
 
@@ -424,18 +426,22 @@ class CodevLanguageServer(LanguageServer):
     # ------------------------------------------------------------------ transport
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
-        """Serve on stdio; when the editor goes away, interrupt and clean up first."""
-        from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+        """Serve on stdio; when the editor goes away, interrupt and clean up first.
+
+        stdin is read through the event loop, not pygls' reader thread: a thread
+        blocked in ``readline`` would keep the process alive after ``exit``.
+        """
+        from pygls.io_ import StdoutWriter, run_async
 
         self._stop_event = threading.Event()
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        stdin = stdin or sys.stdin.buffer
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
         async def main() -> None:
             try:
                 await run_async(
                     stop_event=self._stop_event,
-                    reader=reader,
+                    reader=await self._stdin_reader(stdin),
                     protocol=self.protocol,
                     logger=log,
                     error_handler=self.report_server_error,
@@ -448,13 +454,40 @@ class CodevLanguageServer(LanguageServer):
             asyncio.run(main())
         except BrokenPipeError:
             log.error("the connection to the editor is lost; shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except asyncio.IncompleteReadError:
+            log.error("the editor closed the connection in the middle of a message")
+        except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # the `exit` notification
+            self.exit_code = exc.code if isinstance(exc.code, int) else 0
         finally:
             self.shutdown()
 
+    async def _stdin_reader(self, stdin: Any) -> Any:
+        """An asyncio reader of stdin (a pipe); pygls' threaded reader otherwise (a tty, a file)."""
+        from pygls.io_ import StdinAsyncReader
+
+        try:
+            if not stdin.isatty():
+                reader = asyncio.StreamReader(limit=1 << 24)
+                loop = asyncio.get_running_loop()
+                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+                return reader
+        except (OSError, ValueError, NotImplementedError, AttributeError):
+            log.debug("stdin is not a pipe; reading it in a thread")
+        return StdinAsyncReader(stdin, self.thread_pool)
+
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Protocol trouble goes to the log (stderr, window/logMessage), not to pop-ups."""
+        """Protocol trouble goes to the log (stderr, window/logMessage), not to pop-ups.
+
+        Errors of requests are already in their responses: those are only logged at
+        debug level.
+        """
+        from pygls.exceptions import FeatureRequestError
+
+        if source is FeatureRequestError:
+            log.debug("request failed: %s", error)
+            return
         log.error("%s: %s", getattr(source, "__name__", source), error)
 
 
@@ -496,7 +529,10 @@ def workspace_root(params: types.InitializeParams) -> tuple[Path, str | None]:
     if params.root_path:
         return Path(params.root_path), None
     if candidates:
-        return Path.cwd(), f"Codev: the workspace {candidates[0]} is not a local folder; using {Path.cwd()}."
+        return (
+            Path.cwd(),
+            f"Codev: the workspace {candidates[0]} is not a local folder; using {Path.cwd()}.",
+        )
     return Path.cwd(), None
 
 
@@ -516,9 +552,7 @@ def _guard(method: str):  # type: ignore[no-untyped-def]
                 raise
             except Exception as exc:
                 log.exception("%s failed", method)
-                raise JsonRpcInternalError(
-                    f"{method} failed: {type(exc).__name__}: {exc}"
-                ) from exc
+                raise JsonRpcInternalError(f"{method} failed: {type(exc).__name__}: {exc}") from exc
 
         handler.__name__ = fn.__name__
         handler.__doc__ = fn.__doc__
@@ -682,7 +716,9 @@ class _LspLogHandler(logging.Handler):
                 "warning": types.MessageType.Warning,
                 "info": types.MessageType.Info,
             }[level]
-            SERVER.window_log_message(types.LogMessageParams(type=kind, message=self.format(record)))
+            SERVER.window_log_message(
+                types.LogMessageParams(type=kind, message=self.format(record))
+            )
         except Exception:
             pass
         finally:
@@ -699,3 +735,5 @@ def serve(tcp: tuple[str, int] | None = None) -> None:
         SERVER.start_tcp(*tcp)
     else:
         SERVER.start_io()
+    if SERVER.exit_code:
+        raise SystemExit(SERVER.exit_code)

@@ -16,6 +16,8 @@ Writing a test (any session may add ``tests/e2e/test_*.py``)::
 - The editor answers prompts with ``editor.prompt_answer`` (default
   ``"Allow once"``) and applies edits as ``editor.edit_answer`` says (default
   ``"accept"``); see ``tests/e2e/editor.py``.
+- ``start_editor(..., test_tools=True)`` adds ``TestSleep`` (``tests/e2e/slow_tool.py``):
+  a run of chosen length that reports progress, for progress and cancel tests.
 - ``CODEV_CONFIG_DIR`` is already a temp folder (``tests/conftest.py``); the
   server inherits the test's environment.
 """
@@ -47,11 +49,12 @@ async def start_editor(workspace: Path) -> AsyncIterator[StartEditor]:
         initialization_options: Any = None,
         env: dict[str, str] | None = None,
         initialize: bool = True,
+        test_tools: bool = False,
     ) -> EditorClient:
         client = EditorClient(preset)
         server_env = dict(os.environ)
         server_env.update(env or {})
-        await client.start(env=server_env)
+        await client.start(env=server_env, test_tools=test_tools)
         started.append(client)
         if initialize:
             options = initialization_options

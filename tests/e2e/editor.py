@@ -82,14 +82,27 @@ class EditorClient(LanguageClient):
         # Seconds before answering a prompt (a user thinking).
         self.prompt_delay: float = 0.0
         self.position_encoding: str = "utf-16"
-        self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(self._on_prompt)
-        self.feature(types.WORKSPACE_APPLY_EDIT)(self._on_apply_edit)
-        self.feature("codev/chatEvent")(self._on_chat_event)
+
+        # pygls registers functions, not bound methods.
+        async def on_prompt(params: types.ShowMessageRequestParams) -> Any:
+            return await self._on_prompt(params)
+
+        async def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
+            return await self._on_apply_edit(params)
+
+        def on_chat_event(params: Any) -> None:
+            self.chat_events.append(params)
+
+        self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(on_prompt)
+        self.feature(types.WORKSPACE_APPLY_EDIT)(on_apply_edit)
+        self.feature("codev/chatEvent")(on_chat_event)
 
     # ------------------------------------------------------------------ session
 
-    async def start(self, *, env: dict[str, str] | None = None) -> None:
-        await self.start_io(sys.executable, "-m", "codev_ls", env=env or dict(os.environ))
+    async def start(self, *, env: dict[str, str] | None = None, test_tools: bool = False) -> None:
+        """Start the server: ``python -m codev_ls``, or with the e2e test tools added."""
+        args = ["-m", "tests.e2e.serve_with_test_tools"] if test_tools else ["-m", "codev_ls"]
+        await self.start_io(sys.executable, *args, env=env or dict(os.environ))
 
     async def initialize(
         self,
@@ -147,9 +160,6 @@ class EditorClient(LanguageClient):
     def cancel_request(self, msg_id: Any) -> None:
         self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
 
-    def _on_chat_event(self, params: Any) -> None:
-        self.chat_events.append(params)
-
     # ------------------------------------------------------------------ buffers
 
     def _codec(self) -> PositionCodec:
@@ -182,9 +192,7 @@ class EditorClient(LanguageClient):
         doc = self.docs[path.as_uri()]
         path.write_text(doc.source, encoding="utf-8")
         self.text_document_did_save(
-            types.DidSaveTextDocumentParams(
-                text_document=types.TextDocumentIdentifier(uri=doc.uri)
-            )
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=doc.uri))
         )
 
     def close_doc(self, path: Path) -> None:
@@ -255,7 +263,7 @@ class EditorClient(LanguageClient):
             raise RuntimeError("the editor failed to apply the edit")
         accepted = answer(params) if callable(answer) else None
         edit = params.edit
-        pending: list[tuple[str, int, list[Any]]] = []
+        pending: list[tuple[str, list[Any]]] = []
         if edit.document_changes is not None:
             for change in edit.document_changes:
                 if isinstance(change, types.CreateFile):
@@ -276,11 +284,11 @@ class EditorClient(LanguageClient):
                     return types.ApplyWorkspaceEditResult(
                         applied=False, failure_reason="the document version changed"
                     )
-                pending.append((uri, 0, list(change.edits)))
+                pending.append((uri, list(change.edits)))
         for uri, text_edits in (edit.changes or {}).items():
-            pending.append((uri, 0, list(text_edits)))
+            pending.append((uri, list(text_edits)))
         sent: list[tuple[TextDocument, list[Any]]] = []
-        for uri, _, text_edits in pending:
+        for uri, text_edits in pending:
             chosen = [
                 e
                 for e in text_edits
