@@ -143,6 +143,25 @@ class EditorClient(LanguageClient):
         """Send a request and wait for its result (errors raise pygls JsonRpcException)."""
         return await self.protocol.send_request_async(method, params)
 
+    async def raw_request(self, method: str, params: Any) -> Any:
+        """Send params exactly as given, even where LSP types would refuse to build them."""
+        import uuid
+        from concurrent.futures import Future
+
+        msg_id = f"raw-{uuid.uuid4().hex}"
+        future: Future[Any] = Future()
+        self.protocol._request_futures[msg_id] = future
+        self.protocol._result_types[msg_id] = None
+        self.send_raw({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await asyncio.wrap_future(future)
+
+    def send_raw(self, message: Any) -> None:
+        """Write one message body as JSON (or bytes as they are) on the wire."""
+        import json
+
+        body = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.protocol.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
     def request_task(self, method: str, params: Any = None, msg_id: Any = None) -> asyncio.Task:
         """Send a request now and return the task that waits for its result."""
         return asyncio.ensure_future(self.protocol.send_request_async(method, params, msg_id))
