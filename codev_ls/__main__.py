@@ -130,7 +130,12 @@ async def _run_tool(
     from codev_ls.app import build_engine
     from codev_ls.bridge import TerminalBridge
 
-    engine = build_engine(root, TerminalBridge(assume_yes=yes), mode=mode)  # type: ignore[arg-type]
+    engine = build_engine(
+        root,
+        TerminalBridge(assume_yes=yes),
+        mode=mode,  # type: ignore[arg-type]
+        start_mcp=name.startswith("mcp__"),
+    )
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     interrupted = False
@@ -148,6 +153,9 @@ async def _run_tool(
     except (NotImplementedError, RuntimeError):
         pass
     try:
+        mcp = engine.services.get("mcp")
+        if name.startswith("mcp__") and mcp is not None:
+            await mcp.wait_ready()  # MCP tools join the pool once their server is up
         outcome = await engine.run_tool(name, tool_input)
     except asyncio.CancelledError:
         print("codev-ls: interrupted", file=sys.stderr)

@@ -13,3 +13,22 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+# Node.js for the npm MCP server the tests run (@modelcontextprotocol/server-everything).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "install Node.js (node and npm) first" >&2
+    exit 1
+  fi
+fi
+
+# npm MCP servers, into .cache/npm (gitignored); tests find them there.
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+EVERYTHING_VERSION=2026.8.31
+pkg="$REPO/.cache/npm/node_modules/@modelcontextprotocol/server-everything/package.json"
+if [ ! -f "$pkg" ] || ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$pkg"; then
+  npm install --prefix "$REPO/.cache/npm" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >/dev/null
+fi

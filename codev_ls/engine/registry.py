@@ -42,6 +42,14 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.glob", "GlobTool"),
     BuiltinEntry("codev_ls.tools.edit", "EditTool"),
     BuiltinEntry("codev_ls.tools.write", "WriteTool"),
+    BuiltinEntry("codev_ls.tools.grep", "GrepTool"),
+    BuiltinEntry("codev_ls.tools.notebook_edit", "NotebookEditTool"),
+    BuiltinEntry("codev_ls.tools.web_search", "WebSearchTool"),
+    BuiltinEntry("codev_ls.tools.web_fetch", "WebFetchTool"),
+    BuiltinEntry("codev_ls.tools.bash", "BashTool"),
+    BuiltinEntry("codev_ls.tools.tasks", "TaskOutputTool"),
+    BuiltinEntry("codev_ls.tools.tasks", "TaskStopTool"),
+    BuiltinEntry("codev_ls.tools.location.tool", "LocationTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).

@@ -148,25 +148,27 @@ def record_read(
     text: str | None = None,
     data: bytes | None = None,
     buffer: BufferSnapshot | None = None,
+    digest: str | None = None,
+    stat: tuple[int, int] | None = None,
     partial: bool = False,
 ) -> FileReadRecord:
-    """Remember what the model has now seen of ``path`` (after a Read, Edit or Write)."""
-    stat = _stat(path) or (0, 0)
+    """Remember what the model has now seen of ``path`` (after a Read, Edit or Write).
+
+    The digest is of the buffer's text, the disk bytes, the text written, or
+    given (None for a window of a huge file: then size and time are compared).
+    ``stat`` is the (mtime_ns, size) of the version read, when the reader knows it.
+    """
+    mtime_ns, size = stat or _stat(path) or (0, 0)
     if buffer is not None:
         digest = digest_text(buffer.text)
         size = len(buffer.text)
     elif data is not None:
         digest = digest_bytes(data)
-        size = stat[1]
     elif text is not None:
         digest = digest_text(text)
-        size = stat[1]
-    else:
-        digest = None
-        size = stat[1]
     record = FileReadRecord(
         path=path,
-        mtime_ns=stat[0],
+        mtime_ns=mtime_ns,
         size=size,
         digest=digest,
         buffer_version=buffer.version if buffer is not None else None,

