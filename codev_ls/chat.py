@@ -51,7 +51,10 @@ class ChatResult:
 
 async def run_chat(engine: Engine, request: ChatRequest, emit: ChatEventSink) -> ChatResult:
     """Run one chat turn, streaming events through ``emit``; returns the turn's result."""
-    session = engine.sessions.get(request.session_id or "") or engine.new_session()
+    session = engine.sessions.get(request.session_id or "")
+    if session is None:
+        kwargs = {"id": request.session_id} if request.session_id else {}
+        session = engine.new_session(**kwargs)
     if engine.services.get("model") is None:
         engine.bridge.show_message("error", NO_MODEL_MESSAGE)
         emit({"sessionId": session.id, "type": "text", "delta": NO_MODEL_MESSAGE})

@@ -145,6 +145,11 @@ class LspBridge:
         self._client_progress = bool(window and window.work_done_progress)
         self.capabilities.edit_preview_approval = self._can_apply and self._annotations
 
+    @property
+    def ready(self) -> bool:
+        """Whether messages go out now (the session is initialized and connected)."""
+        return self._ready
+
     def set_ready(self) -> None:
         """The session is initialized: messages may go out now (queued ones first)."""
         self._ready = True

@@ -129,3 +129,25 @@ async def test_prompts_run_concurrently_and_each_gets_its_answer(
     yes_outcome, no_outcome = await asyncio.gather(yes, no)
     assert yes_outcome["status"] == "success" and no_outcome["status"] == "rejected"
     assert (workspace / "yes.txt").exists() and not (workspace / "no.txt").exists()
+
+
+async def test_a_lost_editor_is_a_rejection(start_editor: StartEditor, workspace: Path) -> None:
+    """The editor goes away while a prompt is open: nothing is written, the server exits."""
+    import asyncio
+
+    client = await start_editor(NEOVIM)
+    client.prompt_delay = 60
+    client.request_task(
+        "codev/runTool",
+        {"name": "Write", "input": {"file_path": str(workspace / "x.txt"), "content": "x"}},
+    )
+    for _ in range(400):
+        if client.prompts:
+            break
+        await asyncio.sleep(0.05)
+    assert client.prompts
+    server = client._server
+    assert server is not None and server.stdin is not None
+    server.stdin.close()
+    await asyncio.wait_for(server.wait(), 30)
+    assert not (workspace / "x.txt").exists()

@@ -205,3 +205,27 @@ async def test_requests_before_initialize_are_refused(start_editor: StartEditor)
     with pytest.raises(JsonRpcException) as info:
         await client.request("codev/listTools", {})
     assert info.value.code == -32002
+
+
+async def test_a_plain_client_loses_nothing(start_editor: StartEditor, workspace: Path) -> None:
+    """No applyEdit, no progress, no configuration: the server writes files itself."""
+    client = await start_editor(initialize=False)
+    await client.initialize(workspace, capabilities=types.ClientCapabilities())
+    client.capabilities = types.ClientCapabilities()
+    path = workspace / "plain.txt"
+    outcome = await client.run_tool("Write", {"file_path": str(path), "content": "plain\n"})
+    assert outcome["status"] == "success", outcome
+    assert path.read_text() == "plain\n"
+    assert len(client.prompts) == 1  # showMessageRequest needs no capability
+    assert client.edits == []
+    assert client.progress_reports == {}
+
+
+async def test_exit_without_shutdown_exits_with_1(start_editor: StartEditor) -> None:
+    import asyncio
+
+    client = await start_editor()
+    client.exit(None)
+    server = client._server
+    assert server is not None
+    assert await asyncio.wait_for(server.wait(), 30) == 1
