@@ -127,8 +127,9 @@ class EditorClient(LanguageClient):
     async def close(self, timeout: float = 15.0) -> None:
         """shutdown + exit, then make sure the server process is gone."""
         server = self._server
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.shutdown_session(), timeout)
+        if server is not None and server.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.shutdown_session(), timeout)
         if server is not None and server.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 server.kill()
