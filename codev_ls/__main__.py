@@ -4,8 +4,11 @@
     codev-ls --tcp HOST:PORT         LSP over TCP, for debugging
     codev-ls --version
     codev-ls tool NAME 'JSON' [--mode MODE] [--cwd DIR] [--yes] [--json]
+    codev-ls explain NAME 'JSON' [--mode MODE] [--cwd DIR] [--json]
 
 Exit codes of ``tool``: 0 success, 1 error/rejected/interrupted, 2 usage error.
+``explain`` says what would decide a use and why, without running it: exit 0
+when it could tell, 2 for usage errors (bad JSON, unknown tool, invalid input).
 """
 
 from __future__ import annotations
@@ -70,6 +73,15 @@ def make_parser() -> argparse.ArgumentParser:
         "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
     )
     tool.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+
+    explain = sub.add_parser(
+        "explain", help="say what would decide a tool use and why, without running it"
+    )
+    explain.add_argument("name", help="the tool's name (or alias), e.g. Bash")
+    explain.add_argument("input", nargs="?", default="{}", help="the tool's input as JSON")
+    explain.add_argument("--mode", type=_mode_arg, default=None, help="permission mode")
+    explain.add_argument("--cwd", default=None, help="workspace root (default: current folder)")
+    explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
     return parser
 
 
@@ -83,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "tool":
         return run_tool_command(args)
+    if args.command == "explain":
+        return explain_command(args)
     return serve(args)
 
 
@@ -99,6 +113,59 @@ def serve(args: argparse.Namespace) -> int:
     else:
         serve_lsp()
     return EXIT_OK
+
+
+def _read_input(args: argparse.Namespace) -> tuple[dict | None, Path | None]:
+    """The JSON input and the workspace root of `tool`/`explain`, or (None, None) after a message."""
+    try:
+        tool_input = json.loads(args.input)
+    except json.JSONDecodeError as exc:
+        print(
+            f"codev-ls: error: the input is not valid JSON ({exc.msg} at line {exc.lineno}, "
+            f'column {exc.colno}). Pass one JSON object, e.g. \'{{"file_path": "/tmp/x"}}\'.',
+            file=sys.stderr,
+        )
+        return None, None
+    if not isinstance(tool_input, dict):
+        print(
+            f"codev-ls: error: the input must be a JSON object, got {type(tool_input).__name__}.",
+            file=sys.stderr,
+        )
+        return None, None
+    root = Path(args.cwd or os.getcwd())
+    if not root.is_dir():
+        print(f"codev-ls: error: --cwd {root} is not a folder.", file=sys.stderr)
+        return None, None
+    return tool_input, root
+
+
+def explain_command(args: argparse.Namespace) -> int:
+    """`codev-ls explain`: the permission decision a use would get, and why."""
+    tool_input, root = _read_input(args)
+    if tool_input is None or root is None:
+        return EXIT_USAGE
+    return asyncio.run(_explain(args.name, tool_input, root, args.mode, args.json))
+
+
+async def _explain(name: str, tool_input: dict, root: Path, mode: str | None, as_json: bool) -> int:
+    from codev_ls.app import build_engine
+    from codev_ls.bridge import TerminalBridge
+    from codev_ls.permissions.explain import explain_permission, format_explanation
+
+    mcp_tool = name.startswith("mcp__")
+    engine = build_engine(root, TerminalBridge(interactive=False), start_mcp=mcp_tool)
+    try:
+        mcp = engine.services.get("mcp")
+        if mcp_tool and mcp is not None:
+            await mcp.wait_ready()  # an MCP tool is known once its server is up
+        data = await explain_permission(engine, name, tool_input, mode=mode)  # type: ignore[arg-type]
+    finally:
+        await engine.aclose()
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(format_explanation(data))
+    return EXIT_USAGE if "error" in data else EXIT_OK
 
 
 def run_tool_command(args: argparse.Namespace) -> int:

@@ -28,6 +28,20 @@ def build_engine(
     terminal runner starts them only for an ``mcp__`` tool).
     """
     engine = Engine(root, bridge, mode=mode or "default")
+    attach_permissions(engine, explicit_mode=mode is not None)
     # MCP servers start in the background; their tools join engine.mcp_tools when ready.
     attach_mcp(engine, start=start_mcp)
     return engine
+
+
+def attach_permissions(engine: Engine, *, explicit_mode: bool = False) -> None:
+    """Settings files (rules, defaultMode, hooks), command hooks and the audit log."""
+    from codev_ls.engine.hooks import CommandHookRunner
+    from codev_ls.permissions.audit import audit_decision
+    from codev_ls.permissions.settings import SettingsManager
+
+    settings = SettingsManager(engine.root, report=engine.bridge.show_message)
+    settings.attach(engine.permission_context, set_mode=not explicit_mode)
+    engine.services["settings"] = settings
+    engine.hooks = CommandHookRunner(settings)
+    engine.audit = audit_decision

@@ -58,7 +58,7 @@ def probe_server(probe_dir: Path, **extra: Any) -> dict[str, Any]:
     env = {"PROBE_DIR": str(probe_dir), **extra.pop("env", {})}
     return {
         "command": sys.executable,
-        "args": [str(FAKES / "mcp_probe_server.py")],
+        "args": [str(FAKES / "mcp_servers/probe.py")],
         "env": env,
         **extra,
     }
@@ -118,7 +118,7 @@ def started_pids(probe_dir: Path) -> list[int]:
 
 
 class HttpMcpServer:
-    """tests/fakes/mcp_http_server.py in a subprocess, on a free port of 127.0.0.1."""
+    """tests/fakes/mcp_servers/http_probe.py in a subprocess, on a free port of 127.0.0.1."""
 
     def __init__(self, token: str | None = None, port: int = 0) -> None:
         import os
@@ -129,7 +129,7 @@ class HttpMcpServer:
         if token is not None:
             env["PROBE_TOKEN"] = token
         self.proc = subprocess.Popen(
-            [sys.executable, str(FAKES / "mcp_http_server.py")],
+            [sys.executable, str(FAKES / "mcp_servers/http_probe.py")],
             stdout=subprocess.PIPE,
             env=env,
             text=True,

@@ -72,6 +72,7 @@ class Engine:
 
     def tool_pool(self) -> list[Tool]:
         """The tools the model sees: built-ins plus MCP tools, deny-filtered and sorted."""
+        self.permission_context.refresh()  # an edited settings file may deny a tool
         return assemble_tool_pool(self.permission_context, self.mcp_tools, self.base_tools)
 
     def merged_tools(self) -> list[Tool]:

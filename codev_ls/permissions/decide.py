@@ -1,57 +1,808 @@
 """The one permission decision of the lifecycle (stage 5).
 
-``decide`` judges a tool use against the mode and the rules without asking
+``decide`` judges a tool use against the rules and the mode without asking
 anyone; ``resolve_permission`` combines that with the tool's own check and a
 PreToolUse hook's decision, and asks the user through the bridge when the
 answer is "ask".
 
-Precedence: deny rules, then ask rules, then allow rules, then the mode. A
-hook's ``allow`` skips the prompt but never overrides a deny rule; its ``ask``
-forces a prompt; its ``deny`` refuses.
+The order, first match wins::
+
+    1. a bare deny rule naming the tool           → deny
+    2. a deny rule matching any part of the use    → deny
+    3. plan mode and the use is not read-only      → deny (saying plan mode is on)
+    4. the tool says "always ask" (force_ask)      → ask
+    5. bypassPermissions                           → allow
+    6. an ask rule matching any part of the use    → ask
+    7. every part is covered (allow rules, mode)   → allow, else ask
+       (auto mode: the classifier decides what the rules leave open)
+
+A use is cut into *parts*: each simple command of a shell line, each file it
+reads or writes (a redirection ``> f`` is a write), the URL, or the tool
+itself. Deny and ask rules match if they match any part; the use is allowed
+only when every part is covered. What a part needs:
+
+- a simple command: an allow rule for it, or (not in plan/bypass) the built-in
+  read-only set — and the whole line must be fully understood by the parser;
+- a read: inside the workspace, or a ``Read(...)`` allow rule for the real path;
+- a write: an ``Edit(...)``/``Write(...)`` allow rule for the real path, or
+  acceptEdits mode inside the workspace. Outside the workspace only a rule
+  naming the path allows; protected paths (``.git/``, ``.codev/``, shell rc
+  files) only a rule that names them;
+- the tool: a bare allow rule, or being read-only.
+
+A hook's ``allow`` skips the prompt but never overrides a deny; its ``ask``
+forces a prompt; its ``deny`` refuses. A tool's own ``check_permissions``
+answer of ``ask`` (WebFetch's first fetch of a host, Bash without its sandbox)
+can be satisfied by an allow rule, never by the mode.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import glob as _glob
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from codev_ls.bridge import PermissionRequest
-from codev_ls.permissions.rules import parse_rule
-from codev_ls.permissions.types import PermissionResult
+from codev_ls.permissions import shell
+from codev_ls.permissions.modes import (
+    PLAN_MODE_MESSAGE,
+    ClassifierRequest,
+    RuleBasedClassifier,
+    accepts_edits,
+)
+from codev_ls.permissions.paths import (
+    is_inside,
+    lexical_path,
+    path_pattern,
+    pattern_names_protected,
+    protected_reason,
+    real_path,
+    rule_path_for,
+)
+from codev_ls.permissions.rules import (
+    READ_RULE_TOOLS,
+    WRITE_RULE_TOOLS,
+    PermissionRule,
+    RuleKind,
+    domain_matches,
+    parse_rule,
+    url_host,
+)
+from codev_ls.permissions.types import (
+    DecisionSource,
+    PermissionResult,
+    PermissionSubject,
+)
 
 if TYPE_CHECKING:
     from codev_ls.engine.context import ToolUseContext
     from codev_ls.engine.tool import Tool
 
+log = logging.getLogger(__name__)
 
-PLAN_MODE_MESSAGE = (
-    "Plan mode is on: {tool} is not read-only, so it cannot run now. "
-    "Keep exploring with read-only tools, then present your plan (ExitPlanMode) "
-    "for the user to approve."
+__all__ = ["PLAN_MODE_MESSAGE", "ask_user", "decide", "resolve_permission"]
+
+# Glob words expanded to check where they point; more matches than this ask instead.
+MAX_GLOB_MATCHES = 1000
+
+
+# --------------------------------------------------------------------------- parts
+
+
+@dataclass(slots=True)
+class _Path:
+    """A file a use touches: as written, and for real."""
+
+    real: Path
+    lexical: Path
+    # Where it came from, for messages ("`cat x`", "the redirection > out").
+    via: str = ""
+    # The location is only known at run time (a `$VAR`, an unknown `cd`).
+    unknown: bool = False
+    is_dir: bool = False
+
+
+@dataclass(slots=True)
+class _Part:
+    kind: Literal["command", "read", "write", "url", "tool", "own"]
+    label: str
+    command: shell.SimpleCommand | None = None
+    path: _Path | None = None
+    covered: str | None = None  # the reason it is covered
+    rules: list[PermissionRule] = field(default_factory=list)
+    problem: str = ""
+    suggestion: str | None = None
+
+
+@dataclass(slots=True)
+class _Facts:
+    subject: PermissionSubject
+    read_only: bool
+    parsed: shell.ParsedCommand | None = None
+    reads: list[_Path] = field(default_factory=list)
+    writes: list[_Path] = field(default_factory=list)
+    # Files a shell command may touch (args of commands), for deny/ask path rules.
+    maybe_reads: list[_Path] = field(default_factory=list)
+    maybe_writes: list[_Path] = field(default_factory=list)
+    # Reads that belong to a command judged by the read-only set (not by an allow rule).
+    command_reads: dict[int, list[_Path]] = field(default_factory=dict)
+    # A command in the line that can re-point paths (`ln -s`, `mv`...): where a path
+    # leads is then only known when the line runs, so no path is judged in advance.
+    reshaper: str | None = None
+
+
+# --------------------------------------------------------------------------- decide
+
+
+async def decide(
+    tool: Tool,
+    input: Any,
+    ctx: ToolUseContext,
+    *,
+    own: PermissionResult | None = None,
+) -> PermissionResult:
+    """Rules and mode, without asking: allow, deny or ask, with source, rule and trace."""
+    judge = _Judge(tool, input, ctx, own)
+    return await judge.run()
+
+
+class _Judge:
+    def __init__(
+        self, tool: Tool, input: Any, ctx: ToolUseContext, own: PermissionResult | None
+    ) -> None:
+        self.tool = tool
+        self.input = input
+        self.ctx = ctx
+        self.own = own
+        self.pctx = ctx.engine.permission_context
+        self.mode = ctx.mode
+        self.root = real_path(ctx.root)
+        self.workspace = [self.root, *(real_path(d) for d in self.pctx.additional_dirs)]
+        self.cwd = real_path(ctx.session.cwd or ctx.root)
+        self.names = (tool.name, *tool.aliases)
+        self.trace: list[str] = [f"mode: {self.mode}"]
+
+    # ---------------------------------------------------------------- result helpers
+
+    def _done(self, result: PermissionResult) -> PermissionResult:
+        result.trace = [*self.trace, *result.trace]
+        if result.behavior == "allow" and result.updated_input is None:
+            result.updated_input = self.input
+        return result
+
+    def _deny(self, reason: str, rule: PermissionRule | None = None) -> PermissionResult:
+        self.trace.append(f"deny: {reason}")
+        return self._done(PermissionResult.deny(reason, "config", rule.text if rule else None))
+
+    def _ask(
+        self, reason: str, suggestions: list[str] | None = None, rule: str | None = None
+    ) -> PermissionResult:
+        self.trace.append(f"ask: {reason}")
+        return self._done(PermissionResult.ask(reason, suggestions, rule))
+
+    # ---------------------------------------------------------------- the order
+
+    async def run(self) -> PermissionResult:
+        self.pctx.refresh()
+        tool = self.tool
+        whole = next(
+            (r for n in self.names if (r := self.pctx.denies_whole_tool(n)) is not None), None
+        )
+        if whole is not None:
+            return self._deny(f"{tool.name} is denied by the rule {whole.describe()}.", whole)
+        facts = self._facts()
+        # 2. deny rules
+        for rule in self.pctx.deny:
+            hit = self._match(rule, "deny", facts)
+            if hit:
+                return self._deny(f"{hit} is denied by the rule {rule.describe()}.", rule)
+        # 3. plan mode
+        if self.mode == "plan" and not facts.read_only:
+            return self._deny(PLAN_MODE_MESSAGE.format(tool=tool.name))
+        # 4. the tool says: always ask
+        if facts.subject.force_ask_reason:
+            return self._ask(facts.subject.force_ask_reason)
+        # 5. bypass
+        if self.mode == "bypassPermissions":
+            self.trace.append("allow: bypassPermissions mode runs everything not denied")
+            return self._done(
+                PermissionResult.allow(self.input, "bypassPermissions mode", source="config")
+            )
+        # 6. ask rules
+        for rule in self.pctx.ask:
+            hit = self._match(rule, "ask", facts)
+            if hit:
+                return self._ask(
+                    f"{hit} needs confirmation by the rule {rule.describe()}", rule=rule.text
+                )
+        # 7. coverage
+        parts = self._parts(facts)
+        for part in parts:
+            self._cover(part, facts)
+        uncovered = [p for p in parts if p.covered is None]
+        for p in parts:
+            self.trace.append(
+                f"{p.label}: {'covered — ' + p.covered if p.covered else 'not covered — ' + p.problem}"
+            )
+        if not uncovered:
+            return self._allowed(parts)
+        reason = "; ".join(dict.fromkeys(p.problem for p in uncovered))
+        suggestions = _dedupe(p.suggestion for p in uncovered)
+        if any(p.suggestion is None for p in uncovered):
+            suggestions = []  # no single rule would cover it: offer none rather than a wrong one
+        if self.mode == "auto":
+            verdict = await self._classify(facts, parts, reason)
+            if verdict is not None:
+                return verdict
+        return self._ask(reason, suggestions)
+
+    def _allowed(self, parts: list[_Part]) -> PermissionResult:
+        rules = [r for p in parts for r in p.rules]
+        source: DecisionSource = (
+            "user_temporary" if any(r.origin == "session" for r in rules) else "config"
+        )
+        reasons = _dedupe(p.covered for p in parts if p.covered)
+        rule_text = ", ".join(_dedupe(r.text for r in rules)) or None
+        return self._done(
+            PermissionResult.allow(self.input, "; ".join(reasons), source=source, rule=rule_text)
+        )
+
+    async def _classify(
+        self, facts: _Facts, parts: list[_Part], reason: str
+    ) -> PermissionResult | None:
+        classifier = self.ctx.engine.services.get("auto_classifier") or RuleBasedClassifier()
+        inside = all(
+            p.path is None or (is_inside(p.path.real, self.workspace) and not p.path.unknown)
+            for p in parts
+        ) and not any(p.path is not None and protected_reason(p.path.real) for p in parts)
+        understood = facts.parsed is None or facts.parsed.fully_understood
+        request = ClassifierRequest(
+            tool_name=self.tool.name,
+            classifier_input=_safe_str(lambda: self.tool.to_auto_classifier_input(self.input)),
+            read_only=facts.read_only and understood,
+            inside_workspace=inside,
+            ask_reason=reason,
+        )
+        try:
+            verdict = await classifier.classify(request)
+        except Exception as exc:  # a broken classifier asks, never allows
+            log.warning("auto-mode classifier failed: %s", exc)
+            return None
+        self.trace.append(f"auto-mode classifier: {verdict.decision} ({verdict.reason})")
+        if verdict.decision == "allow" and understood:
+            return self._done(
+                PermissionResult.allow(self.input, f"auto mode: {verdict.reason}", source="config")
+            )
+        if verdict.decision == "deny":
+            return self._deny(f"auto mode: {verdict.reason}")
+        return None
+
+    # ---------------------------------------------------------------- facts
+
+    def _facts(self) -> _Facts:
+        tool = self.tool
+        try:
+            subject = tool.permission_subject(self.input, self.ctx)
+        except Exception as exc:
+            log.exception("%s.permission_subject failed", tool.name)
+            subject = PermissionSubject(
+                summary=tool.name,
+                force_ask_reason=f"{tool.name} could not say what it touches ({exc}); "
+                "the user decides",
+            )
+        read_only = _safe_bool(lambda: tool.is_read_only(self.input))
+        facts = _Facts(subject=subject, read_only=read_only)
+        for p in subject.read_paths:
+            facts.reads.append(self._path(p, "read"))
+        for p in subject.write_paths:
+            facts.writes.append(self._path(p, "write"))
+        if subject.command is not None:
+            self._shell_facts(facts, subject.command)
+        for name in ("reads", "writes", "maybe_reads", "maybe_writes"):
+            setattr(facts, name, _unique(getattr(facts, name)))
+        return facts
+
+    def _path(self, p: Path | str, via: str, cwd: Path | None = None) -> _Path:
+        base = cwd or self.cwd
+        real = real_path(p, base)
+        return _Path(real, lexical_path(p, base), via, is_dir=os.path.isdir(real))
+
+    def _shell_facts(self, facts: _Facts, command: str) -> None:
+        parsed = shell.parse_command(command)
+        facts.parsed = parsed
+        if shell.read_only_problem(parsed) is not None:
+            facts.read_only = False
+        cwds = self._cwds(parsed)
+        for redirect in parsed.redirects:
+            via = f"the redirection {redirect.op} {redirect.target}"
+            if redirect.writes_file:
+                facts.writes.extend(self._shell_paths(redirect.target, redirect.dynamic, cwds, via))
+            elif redirect.reads_file:
+                facts.reads.extend(self._shell_paths(redirect.target, redirect.dynamic, cwds, via))
+        for cmd in parsed.commands:
+            if os.path.basename(cmd.name) in FS_RESHAPING and shell.command_problem(cmd):
+                facts.reshaper = f"`{_short(cmd.display(), 60)}`"
+                break
+        for index, cmd in enumerate(parsed.commands):
+            args = shell.path_arguments(cmd)
+            via = f"`{cmd.display()}`"
+            paths: list[_Path] = []
+            for arg in args:
+                paths.extend(self._shell_paths(arg.word, arg.dynamic, cwds, via))
+            if cmd.open_args and any(r.reads_file for r in cmd.redirects):
+                paths.append(_Path(self.cwd, self.cwd, f"{via} (arguments read from a file)", True))
+            facts.maybe_reads.extend(paths)
+            if shell.command_problem(cmd, redirects=False) is None:
+                facts.command_reads[index] = paths
+            else:
+                facts.maybe_writes.extend(paths)
+
+    def _cwds(self, parsed: shell.ParsedCommand) -> list[Path | None]:
+        """Every folder a relative path in the line may be relative to (None: unknown)."""
+        cwds: list[Path | None] = [self.cwd]
+        for target in parsed.cd_targets:
+            if target is None:
+                cwds.append(None)
+                continue
+            for base in list(cwds):
+                if base is not None:
+                    cwds.append(real_path(target, base))
+        return list(dict.fromkeys(cwds))
+
+    def _shell_paths(
+        self, word: str, dynamic: bool, cwds: list[Path | None], via: str
+    ) -> list[_Path]:
+        out: list[_Path] = []
+        if dynamic and not _is_plain_glob(word):
+            return [_Path(self.cwd, self.cwd, f"{via} ({word} is only known at run time)", True)]
+        for base in cwds:
+            if base is None:
+                if not os.path.isabs(os.path.expanduser(word)):
+                    out.append(
+                        _Path(
+                            self.cwd,
+                            self.cwd,
+                            f"{via} ({word} after a `cd` to a folder only known at run time)",
+                            True,
+                        )
+                    )
+                    continue
+                base = self.cwd
+            if dynamic:
+                matches = _expand_glob(word, base)
+                if matches is None:
+                    out.append(_Path(base, base, f"{via} ({word} matches too many files)", True))
+                    continue
+                out.extend(self._path(m, via, base) for m in matches)
+                if not matches:
+                    out.append(self._path(word, via, base))
+            else:
+                out.append(self._path(word, via, base))
+        return out
+
+    # ---------------------------------------------------------------- rule matching
+
+    def _match(self, rule: PermissionRule, kind: RuleKind, facts: _Facts) -> str | None:
+        """What part of the use ``rule`` matches (for deny/ask), or None."""
+        subject = facts.subject
+        if rule.specifier is None:
+            return f"{self.tool.name}" if rule.names_tool(self.names) else None
+        spec = rule.specifier
+        if rule.tool_name in self.names:
+            if subject.command is not None and facts.parsed is not None:
+                for cmd in facts.parsed.commands:
+                    if shell.match_rule(spec, cmd, kind):
+                        return f"the command `{cmd.display()}`"
+            if subject.url is not None and domain_matches(spec, subject.url):
+                return f"the URL {subject.url}"
+        if rule.tool_name in READ_RULE_TOOLS or (
+            rule.tool_name in self.names and subject.command is None
+        ):
+            for p in [*facts.reads, *facts.maybe_reads]:
+                if self._path_matches(spec, p, kind):
+                    return f"reading {p.lexical}"
+        if rule.tool_name in WRITE_RULE_TOOLS or (
+            rule.tool_name in self.names and subject.command is None
+        ):
+            for p in [*facts.writes, *facts.maybe_writes]:
+                if self._path_matches(spec, p, kind):
+                    return f"writing {p.lexical}"
+        return None
+
+    def _path_matches(self, spec: str, p: _Path, kind: RuleKind) -> bool:
+        if p.unknown:
+            return False
+        pattern = path_pattern(spec, self.root)
+        if pattern.matches(p.real, is_dir=p.is_dir):
+            return True
+        # Deny and ask also match the path as written (a link named .env, say).
+        return kind != "allow" and pattern.matches(p.lexical, is_dir=p.is_dir)
+
+    def _allow_rule_for(self, pred: Callable[[PermissionRule], bool]) -> PermissionRule | None:
+        for rule in self.pctx.allow_rules():
+            if pred(rule):
+                return rule
+        return None
+
+    # ---------------------------------------------------------------- parts
+
+    def _parts(self, facts: _Facts) -> list[_Part]:
+        parts: list[_Part] = []
+        subject = facts.subject
+        parsed = facts.parsed
+        if parsed is not None:
+            if not parsed.fully_understood:
+                parts.append(
+                    _Part(
+                        "command",
+                        f"`{_short(parsed.source)}`",
+                        problem="the command is not fully understood ("
+                        + "; ".join(parsed.reasons)
+                        + "), so no rule or mode can allow it without asking",
+                    )
+                )
+            for cmd in parsed.commands:
+                if cmd.assignment_only and shell.command_problem(cmd, redirects=False) is None:
+                    continue
+                parts.append(_Part("command", f"`{_short(cmd.display())}`", command=cmd))
+        for p in facts.reads:
+            parts.append(_Part("read", f"reading {p.real}", path=p))
+        for p in facts.writes:
+            parts.append(_Part("write", f"writing {p.real}", path=p))
+        if subject.url is not None:
+            parts.append(_Part("url", f"fetching {subject.url}"))
+        has_writes = bool(facts.writes)
+        if parsed is None and not facts.read_only and not has_writes:
+            parts.append(_Part("tool", self.tool.name))
+        if (
+            parsed is None
+            and not facts.read_only
+            and has_writes
+            and self.tool.name not in (WRITE_RULE_TOOLS)
+            and not getattr(self.tool, "edit_preview", False)
+        ):
+            # A tool that writes files *and* does other things needs the tool allowed too.
+            parts.append(_Part("tool", self.tool.name))
+        if self.own is not None and self.own.behavior == "ask":
+            parts.append(
+                _Part("own", f"{self.tool.name} asks itself", problem=self.own.reason or "")
+            )
+        if not parts:
+            parts.append(_Part("tool", self.tool.name))
+        return parts
+
+    def _cover(self, part: _Part, facts: _Facts) -> None:
+        {
+            "command": self._cover_command,
+            "read": self._cover_read,
+            "write": self._cover_write,
+            "url": self._cover_url,
+            "tool": self._cover_tool,
+            "own": self._cover_own,
+        }[part.kind](part, facts)
+
+    def _cover_command(self, part: _Part, facts: _Facts) -> None:
+        cmd = part.command
+        if cmd is None:
+            return  # the "not fully understood" part: nothing covers it
+        parsed = facts.parsed
+        assert parsed is not None
+        if not parsed.fully_understood:
+            part.problem = "part of a command that is not fully understood"
+            return
+        rule = self._allow_rule_for(
+            lambda r: (
+                r.names_tool(self.names)
+                and (
+                    r.specifier is None
+                    or shell.match_rule(r.specifier, cmd, "allow")
+                    or shell.compound_allowed(r.specifier, parsed)
+                )
+            )
+        )
+        if rule is not None:
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
+            return
+        problem = shell.command_problem(cmd, redirects=False)
+        index = parsed.commands.index(cmd)
+        if problem is None and facts.reshaper and facts.command_reads.get(index):
+            part.problem = (
+                f"{facts.reshaper} in the same line can change where the files of {part.label} lead"
+            )
+            return
+        if problem is None:
+            outside = [
+                p
+                for p in facts.command_reads.get(index, [])
+                if p.unknown or not is_inside(p.real, self.workspace)
+            ]
+            read_rules = {id(p): self._read_rule(p) for p in outside}
+            uncovered = [p for p in outside if read_rules[id(p)] is None]
+            if not uncovered:
+                part.rules = [r for r in read_rules.values() if r is not None]
+                part.covered = "a read-only command" + (
+                    f" (reading outside the workspace allowed by {part.rules[0].describe()})"
+                    if part.rules
+                    else ""
+                )
+                return
+            first = uncovered[0]
+            where = first.via if first.unknown else f"{first.real} is outside the workspace"
+            part.problem = f"{part.label} reads outside the workspace ({where})"
+            part.suggestion = None if first.unknown else self._read_rule_text(first)
+            return
+        part.problem = f"{part.label} needs approval ({problem})"
+        part.suggestion = _command_rule(cmd, self.tool.name)
+
+    def _read_rule(self, p: _Path) -> PermissionRule | None:
+        if p.unknown:
+            return None
+        return self._allow_rule_for(
+            lambda r: (
+                r.specifier is not None
+                and (r.tool_name in READ_RULE_TOOLS or r.tool_name in self.names)
+                and self._path_matches(r.specifier, p, "allow")
+            )
+        )
+
+    def _read_rule_text(self, p: _Path) -> str:
+        return f"Read({rule_path_for(p.real, self.root)})"
+
+    def _cover_read(self, part: _Part, facts: _Facts) -> None:
+        p = part.path
+        assert p is not None
+        if facts.reshaper:
+            part.problem = f"{facts.reshaper} in the same line can change where {p.lexical} leads"
+            return
+        rule = self._read_rule(p)
+        if rule is not None:
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
+            return
+        if p.unknown:
+            part.problem = f"it reads a file whose location is only known at run time ({p.via})"
+            return
+        if is_inside(p.real, self.workspace):
+            part.covered = "a read inside the workspace"
+            return
+        part.problem = f"{p.real} is outside the workspace"
+        part.suggestion = self._read_rule_text(p)
+
+    def _cover_write(self, part: _Part, facts: _Facts) -> None:
+        p = part.path
+        assert p is not None
+        if p.unknown:
+            part.problem = f"it writes a file whose location is only known at run time ({p.via})"
+            return
+        if facts.reshaper:
+            part.problem = f"{facts.reshaper} in the same line can change where {p.lexical} leads"
+            return
+        links = _hard_links(p.real)
+        if links > 1:
+            part.problem = (
+                f"{p.real} has {links} hard links: writing it changes the other names too"
+            )
+            return
+        protected = protected_reason(p.real) or protected_reason(p.lexical)
+        inside = is_inside(p.real, self.workspace)
+        rule = self._allow_rule_for(
+            lambda r: (
+                r.specifier is not None
+                and (r.tool_name in WRITE_RULE_TOOLS or r.tool_name in self.names)
+                and self._path_matches(r.specifier, p, "allow")
+                and (not protected or pattern_names_protected(r.specifier, p.real))
+            )
+        )
+        if rule is not None:
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
+            return
+        suggestion = f"Edit({rule_path_for(p.real, self.root)})"
+        if protected:
+            part.problem = f"{p.real} is protected ({protected}); only a rule naming it allows it"
+            part.suggestion = suggestion
+            return
+        if not inside:
+            part.problem = f"writing {p.real}, outside the workspace, always asks"
+            part.suggestion = suggestion
+            return
+        if accepts_edits(self.mode):
+            part.covered = "acceptEdits mode: an edit inside the workspace"
+            return
+        bare = self._allow_rule_for(lambda r: r.specifier is None and r.names_tool(self.names))
+        if bare is not None and facts.parsed is None:
+            part.covered, part.rules = f"allowed by {bare.describe()}", [bare]
+            return
+        part.problem = f"writing {_display(p.real, self.root)} needs approval"
+        part.suggestion = suggestion
+
+    def _cover_url(self, part: _Part, facts: _Facts) -> None:
+        url = facts.subject.url or ""
+        rule = self._allow_rule_for(
+            lambda r: (
+                r.names_tool(self.names)
+                and (r.specifier is None or domain_matches(r.specifier, url))
+            )
+        )
+        if rule is not None:
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
+            return
+        if facts.read_only:
+            part.covered = f"{self.tool.name} is read-only"
+            return
+        part.problem = f"fetching {url} needs approval"
+        part.suggestion = _domain_rule(self.tool.name, url)
+
+    def _cover_tool(self, part: _Part, facts: _Facts) -> None:
+        rule = self._allow_rule_for(lambda r: r.specifier is None and r.names_tool(self.names))
+        if rule is not None:
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
+            return
+        if facts.read_only:
+            part.covered = f"{self.tool.name} is read-only"
+            return
+        part.problem = f"{self.tool.name} may change things"
+        part.suggestion = self.tool.name
+
+    def _cover_own(self, part: _Part, facts: _Facts) -> None:
+        """The tool's own "ask": only an allow rule for this use satisfies it, never the mode."""
+        subject = facts.subject
+        rule: PermissionRule | None = None
+        if facts.parsed is not None and facts.parsed.fully_understood and facts.parsed.commands:
+            rules = [
+                self._allow_rule_for(
+                    lambda r, c=cmd: (
+                        r.names_tool(self.names)
+                        and (r.specifier is None or shell.match_rule(r.specifier, c, "allow"))
+                    )
+                )
+                for cmd in facts.parsed.commands
+            ]
+            if all(r is not None for r in rules):
+                rule = rules[0]
+            else:
+                part.suggestion = _dedupe_join(
+                    _command_rule(c, self.tool.name) for c in facts.parsed.commands
+                )
+        elif subject.url is not None:
+            rule = self._allow_rule_for(
+                lambda r: (
+                    r.names_tool(self.names)
+                    and r.specifier is not None
+                    and domain_matches(r.specifier, subject.url or "")
+                )
+            )
+            part.suggestion = _domain_rule(self.tool.name, subject.url)
+        else:
+            rule = self._allow_rule_for(lambda r: r.specifier is None and r.names_tool(self.names))
+            part.suggestion = self.tool.name
+        if rule is not None:
+            part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
+            return
+        part.problem = part.problem or f"{self.tool.name} asks for confirmation"
+
+
+# Commands that can make a path lead somewhere else (links, moves, copies over, extraction).
+FS_RESHAPING = shell._names(
+    "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
+    "umount bindfs rename"
 )
 
 
-async def decide(tool: Tool, input: Any, ctx: ToolUseContext) -> PermissionResult:
-    """Mode and rules, without asking: allow, deny or ask, with source and rule."""
-    pctx = ctx.engine.permission_context
-    deny = pctx.denies_whole_tool(tool.name)
-    if deny is not None:
-        return PermissionResult.deny(
-            f"{tool.name} is denied by the rule {deny.text} ({deny.origin} settings).",
-            rule=deny.text,
-        )
-    mode = ctx.mode
-    read_only = _safe(lambda: tool.is_read_only(input), False)
-    if mode == "bypassPermissions":
-        return PermissionResult.allow(input, "bypassPermissions mode", source="config")
-    if mode == "plan" and not read_only:
-        return PermissionResult.deny(PLAN_MODE_MESSAGE.format(tool=tool.name))
-    for rule in [*pctx.allow, *pctx.session_allow]:
-        if rule.names_whole_tool(tool.name):
-            source = "user_temporary" if rule.origin == "session" else "config"
-            return PermissionResult.allow(input, f"allowed by {rule.text}", source, rule.text)
-    if read_only:
-        return PermissionResult.allow(input, f"{tool.name} is read-only", source="config")
-    return PermissionResult.ask(f"{tool.name} may change things", suggestions=[tool.name])
+def _unique(paths: list[_Path]) -> list[_Path]:
+    """The paths without repeats (the same file reached twice is judged once)."""
+    seen: set[tuple[Path, Path, bool]] = set()
+    out = []
+    for p in paths:
+        key = (p.real, p.lexical, p.unknown)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _hard_links(path: Path) -> int:
+    try:
+        st = path.stat()
+    except OSError:
+        return 1
+    return st.st_nlink if not os.path.isdir(path) else 1
+
+
+# --------------------------------------------------------------------------- suggestions
+
+# Programs whose second word is a subcommand worth keeping in the rule (`git push:*`).
+_SUBCOMMAND_TOOLS = shell._names(
+    "git npm pnpm yarn bun cargo go docker podman kubectl helm make pip pip3 uv poetry "
+    "gh terraform apt apt-get brew systemctl dotnet mvn gradle deno npx rustup conda"
+)
+_RUN_TOOLS = shell._names("npm pnpm yarn bun")
+_INTERPRETERS = shell._names("python python3 node ruby perl php bash sh zsh deno bun tsx ts-node")
+
+
+def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
+    """The generalised rule for a simple command: its program and subcommand, as a prefix."""
+    words = cmd.static_prefix()
+    if not words or cmd.escalated:
+        return None
+    if any(not shell.is_safe_env_name(k) for k, _ in cmd.env):
+        return None  # `PATH=x ls` is asked about each time, never kept as a rule
+    name = words[0]
+    keep = [name]
+    if name in _INTERPRETERS and len(words) > 1 and not words[1].startswith("-"):
+        keep.append(words[1])  # `python scripts/x.py:*`, never `python:*`
+    elif name in _SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
+        keep.append(words[1])
+        if name in _RUN_TOOLS and words[1] in ("run", "run-script", "exec") and len(words) > 2:
+            keep.append(words[2])
+    if name in _INTERPRETERS and len(keep) == 1:
+        return None  # `python:*` would allow any code
+    text = " ".join(shell._quote_for_display(w) for w in keep)
+    return f"{tool_name}({text}:*)"
+
+
+def _domain_rule(tool_name: str, url: str | None) -> str | None:
+    host = url_host(url or "")
+    return f"{tool_name}(domain:{host})" if host else None
+
+
+def _dedupe(items: Any) -> list[str]:
+    return [x for x in dict.fromkeys(i for i in items if i)]
+
+
+def _dedupe_join(items: Any) -> str | None:
+    found = _dedupe(items)
+    return ", ".join(found) if found else None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _is_plain_glob(word: str) -> bool:
+    """A word whose only run-time part is a pathname glob (no $, no backticks, no braces)."""
+    return not any(c in word for c in "$`{}") and any(c in word for c in "*?[")
+
+
+def _expand_glob(pattern: str, base: Path) -> list[Path] | None:
+    """What a glob word matches from ``base`` (None: too many to check)."""
+    try:
+        if os.path.isabs(pattern):
+            found = _glob.glob(pattern)
+        else:
+            found = _glob.glob(pattern, root_dir=base)
+    except (OSError, ValueError):
+        return []
+    if len(found) > MAX_GLOB_MATCHES:
+        return None
+    return [Path(f) if os.path.isabs(f) else base / f for f in found]
+
+
+def _safe_bool(fn: Callable[[], Any]) -> bool:
+    try:
+        return bool(fn())
+    except Exception:
+        return False
+
+
+def _safe_str(fn: Callable[[], Any]) -> str:
+    try:
+        return str(fn())
+    except Exception:
+        return ""
+
+
+# --------------------------------------------------------------------------- resolve
 
 
 async def resolve_permission(
@@ -67,26 +818,40 @@ async def resolve_permission(
         return own
     if own.updated_input is not None:
         input = own.updated_input
-    decision = await decide(tool, input, ctx)
-    if decision.behavior == "allow" and decision.updated_input is None:
-        decision.updated_input = input
-    if hook_decision is not None and decision.behavior != "deny":
+    decision = await decide(tool, input, ctx, own=own)
+    if decision.behavior == "deny":
+        return decision
+    if hook_decision is not None:
+        hook_reason = hook_decision.reason
         if hook_decision.behavior == "deny":
-            return PermissionResult.deny(
-                hook_decision.reason or "a PreToolUse hook denied this tool use", source="hook"
+            result = PermissionResult.deny(
+                hook_reason or "a PreToolUse hook denied this tool use", source="hook"
             )
-        if hook_decision.behavior == "allow":
-            return PermissionResult.allow(input, hook_decision.reason, source="hook")
+            result.trace = [*decision.trace, f"hook: deny ({hook_reason})"]
+            return result
+        if hook_decision.behavior == "allow" and not _forced_ask(tool, input, ctx):
+            result = PermissionResult.allow(
+                input, hook_reason or "allowed by a PreToolUse hook", source="hook"
+            )
+            result.trace = [*decision.trace, f"hook: allow ({hook_reason})"]
+            return result
         if hook_decision.behavior == "ask":
+            trace = [*decision.trace, f"hook: ask ({hook_reason})"]
             decision = PermissionResult.ask(
-                hook_decision.reason or "a PreToolUse hook asks for confirmation",
-                suggestions=decision.suggestions,
+                hook_reason or "a PreToolUse hook asks for confirmation",
+                suggestions=decision.suggestions if decision.behavior == "ask" else [],
             )
-    if own.behavior == "ask" and decision.behavior == "allow" and decision.source != "hook":
-        decision = own
+            decision.trace = trace
     if decision.behavior != "ask":
         return decision
     return await ask_user(tool, input, ctx, decision)
+
+
+def _forced_ask(tool: Tool, input: Any, ctx: ToolUseContext) -> bool:
+    try:
+        return bool(tool.permission_subject(input, ctx).force_ask_reason)
+    except Exception:
+        return True
 
 
 async def ask_user(
@@ -97,42 +862,63 @@ async def ask_user(
         # The editor's preview of the edit is the approval: the tool applies the edit
         # with needsConfirmation and raises ToolRejected if the user refuses it.
         ctx.edit_preview_approval = True
-        return PermissionResult.allow(
+        result = PermissionResult.allow(
             input, "approved in the editor's edit preview", "user_temporary"
         )
-    subject = tool.permission_subject(input, ctx)
-    rule = decision.suggestions[0] if decision.suggestions else None
+        result.trace = [*decision.trace, "the editor's edit preview is the approval"]
+        return result
+    try:
+        subject = tool.permission_subject(input, ctx)
+        summary, detail = subject.summary, subject.detail or (subject.command or "")
+    except Exception:
+        summary, detail = tool.name, ""
+    rules = list(decision.suggestions)
+    rule_text = ", ".join(rules) if rules else None
     request = PermissionRequest(
         tool_use_id=ctx.tool_use_id,
         tool_name=tool.name,
-        message=f"{tool.user_facing_name(input)}: {subject.summary}",
-        detail=subject.detail,
+        message=f"{_safe_str(lambda: tool.user_facing_name(input)) or tool.name}: {summary}",
+        detail=detail,
         reason=decision.reason,
-        session_rule=rule,
-        always_rule=rule,
+        session_rule=rule_text,
+        always_rule=rule_text,
     )
+    trace = list(decision.trace)
     try:
         answer = await ctx.bridge.ask_permission(request)
     except Exception as exc:  # a lost editor is a rejection, never an allow
-        return PermissionResult.deny(
+        result = PermissionResult.deny(
             f"The permission question could not be answered ({type(exc).__name__}); rejected.",
             source="user_reject",
         )
+        result.trace = [*trace, f"asked the user: no answer ({type(exc).__name__})"]
+        return result
+    trace.append(f"asked the user: {answer.choice}")
     if answer.choice == "allow_once":
-        return PermissionResult.allow(input, "allowed once by the user", "user_temporary")
-    if answer.choice in ("allow_session", "allow_always") and rule:
-        kept = parse_rule(rule, origin="session")
-        ctx.engine.permission_context.session_allow.append(kept)
-        source = "user_permanent" if answer.choice == "allow_always" else "user_temporary"
-        return PermissionResult.allow(input, f"allowed by the user ({rule})", source, rule)
-    reason = "the user rejected it"
-    if answer.feedback:
-        reason += f": {answer.feedback}"
-    return PermissionResult.deny(reason, source="user_reject")
+        result = PermissionResult.allow(input, "allowed once by the user", "user_temporary")
+    elif answer.choice in ("allow_session", "allow_always") and rules:
+        kept = [parse_rule(r, origin="session") for r in rules]
+        for rule in kept:
+            ctx.engine.permission_context.keep_for_session(rule)
+        source: DecisionSource = "user_temporary"
+        reason = f"allowed by the user for this session ({rule_text})"
+        if answer.choice == "allow_always":
+            from codev_ls.permissions.settings import save_always_allow
 
-
-def _safe(fn: Any, default: bool) -> bool:
-    try:
-        return bool(fn())
-    except Exception:
-        return default
+            error = save_always_allow(ctx.engine, rules)
+            if error is None:
+                source, reason = "user_permanent", f"always allowed by the user ({rule_text})"
+            else:
+                ctx.bridge.show_message("error", error)
+                reason += f"; not saved: {error}"
+        result = PermissionResult.allow(input, reason, source, rule_text)
+    elif answer.choice in ("allow_session", "allow_always"):
+        # No rule was offered (so none can be kept): this one use only.
+        result = PermissionResult.allow(input, "allowed once by the user", "user_temporary")
+    else:
+        reason = "the user rejected it"
+        if answer.feedback:
+            reason += f": {answer.feedback}"
+        result = PermissionResult.deny(reason, source="user_reject")
+    result.trace = trace
+    return result

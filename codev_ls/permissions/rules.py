@@ -1,22 +1,40 @@
 """Permission rules: ``Tool`` or ``Tool(specifier)``, and the context that holds them.
 
-This module knows the rule *syntax* and which tools a bare rule names (used by
-the registry to remove denied tools from the pool). What a specifier matches
-(commands, paths, hosts) is judged in ``permissions.decide``.
+What a specifier means depends on what the use touches (its
+:class:`~codev_ls.permissions.types.PermissionSubject`):
+
+- a shell command (Bash): ``npm test`` exact, ``npm run test:*`` prefix by
+  words — judged per simple command by :mod:`codev_ls.permissions.shell`;
+- paths: a gitignore-style pattern (:mod:`codev_ls.permissions.paths`).
+  ``Read(...)`` rules apply to what any tool reads (Read, Glob, Grep, a shell
+  command's files); ``Edit(...)``/``Write(...)`` rules to what any tool writes
+  (Edit, Write, NotebookEdit, a shell redirection ``> file``);
+- a URL (WebFetch): ``domain:example.com`` — that host and its subdomains;
+- MCP tools are named whole: ``mcp__server`` (every tool of the server) or
+  ``mcp__server__tool``.
+
+A bare ``Tool`` names every use of that tool (and, in ``deny``, removes it from
+the pool the model sees).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from codev_ls.permissions.types import PermissionMode
 
 RuleKind = Literal["allow", "ask", "deny"]
 
 _RULE_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+# Rules with a path specifier under these names cover what any tool reads / writes.
+READ_RULE_TOOLS = frozenset({"Read"})
+WRITE_RULE_TOOLS = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
 
 
 class RuleSyntaxError(ValueError):
@@ -39,6 +57,16 @@ class PermissionRule:
     def __str__(self) -> str:
         return self.text
 
+    def describe(self) -> str:
+        """The rule and where it is written, for messages: ``Bash(rm:*) (project settings)``."""
+        where = {
+            "session": "kept for this session",
+            "user": "user settings",
+            "project": "project settings",
+            "local": "local settings",
+        }.get(self.origin, f"{self.origin} settings")
+        return f"{self.text} ({where})"
+
     def names_whole_tool(self, tool_name: str) -> bool:
         """True when this rule (without specifier) covers every use of ``tool_name``.
 
@@ -54,6 +82,12 @@ class PermissionRule:
             if len(rule_parts) == 2 or (len(rule_parts) == 3 and rule_parts[2] in ("", "*")):
                 return len(tool_parts) >= 3 and tool_parts[1] == rule_parts[1]
         return False
+
+    def names_tool(self, names: tuple[str, ...]) -> bool:
+        """The rule is written for one of ``names`` (a tool's name and aliases)."""
+        if self.specifier is None:
+            return any(self.names_whole_tool(n) for n in names)
+        return self.tool_name in names
 
 
 def parse_rule(text: str, origin: str = "config") -> PermissionRule:
@@ -73,6 +107,56 @@ def parse_rule(text: str, origin: str = "config") -> PermissionRule:
     return PermissionRule(name, spec, origin)
 
 
+def rule_warning(rule: PermissionRule, kind: RuleKind) -> str | None:
+    """Why a rule will not do what it seems to say (shown once when settings load)."""
+    spec = rule.specifier
+    if spec is None:
+        return None
+    if rule.tool_name == "Bash":
+        from codev_ls.permissions.shell import command_pattern
+
+        pat = command_pattern(spec)
+        if pat.glob is not None and kind == "allow":
+            return (
+                f"allow rule {rule.text}: `*` is only understood at the end (`prefix:*`); "
+                "this rule allows nothing"
+            )
+        return None
+    if rule.tool_name == "WebFetch" and not spec.startswith("domain:"):
+        return f"rule {rule.text}: WebFetch rules take `domain:HOST`"
+    if rule.tool_name.startswith("mcp__"):
+        return f"rule {rule.text}: MCP rules name tools (`mcp__server__tool`), without (...)"
+    return None
+
+
+# --------------------------------------------------------------------------- specifiers
+
+
+def domain_matches(spec: str, url: str) -> bool:
+    """``domain:example.com`` matches that host and its subdomains (port and case ignored)."""
+    if not spec.startswith("domain:"):
+        return False
+    want = spec[len("domain:") :].strip().lower().rstrip(".")
+    if want.startswith("*."):
+        want = want[2:]
+    host = url_host(url)
+    if not want or host is None:
+        return False
+    return host == want or host.endswith("." + want)
+
+
+def url_host(url: str) -> str | None:
+    """The host a URL really goes to (userinfo tricks like ``a.com@b.com`` see b.com)."""
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.lower().rstrip(".") if host else None
+
+
+# --------------------------------------------------------------------------- context
+
+
 @dataclass(slots=True)
 class PermissionContext:
     """The rules and mode in force for a session (the registry filters by it too)."""
@@ -85,6 +169,13 @@ class PermissionContext:
     session_allow: list[PermissionRule] = field(default_factory=list)
     workspace_root: Path | None = None
     additional_dirs: list[Path] = field(default_factory=list)
+    # Re-reads the settings files when they changed (set by the settings manager).
+    reload: Callable[[], None] | None = None
+
+    def refresh(self) -> None:
+        """Pick up edited settings files (a cheap mtime check)."""
+        if self.reload is not None:
+            self.reload()
 
     def denies_whole_tool(self, tool_name: str) -> PermissionRule | None:
         """The deny rule that removes ``tool_name`` from the pool, if any."""
@@ -92,3 +183,11 @@ class PermissionContext:
             if rule.names_whole_tool(tool_name):
                 return rule
         return None
+
+    def allow_rules(self) -> list[PermissionRule]:
+        """Settings rules first, then the ones kept for this session."""
+        return [*self.allow, *self.session_allow]
+
+    def keep_for_session(self, rule: PermissionRule) -> None:
+        if all(r.text != rule.text for r in self.session_allow):
+            self.session_allow.append(rule)

@@ -214,6 +214,13 @@ def _parse_cached(command: str) -> ParsedCommand:
         return ParsedCommand(command, (), False, ("the command contains a NUL character",))
     walker = _Walker()
     walker.parse_script(command, depth=0, layers=(), wrappers=())
+    control = _CONTROL_CHARS.search(command)
+    if control:
+        # tree-sitter takes \r, \v, \f for blanks where bash sees word characters.
+        walker.reasons.append(
+            f"it contains the control character {control.group(0)!r}, which the parser and "
+            "bash read differently"
+        )
     return ParsedCommand(
         source=command,
         commands=tuple(walker.commands),
@@ -222,6 +229,9 @@ def _parse_cached(command: str) -> ParsedCommand:
         redirects=tuple(walker.redirects),
         cd_targets=tuple(walker.cd_targets),
     )
+
+
+_CONTROL_CHARS = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(slots=True)
@@ -270,6 +280,9 @@ class _Walker:
         self.redirects: list[Redirect] = []
         self.cd_targets: list[str | None] = []
         self._src = b""
+        # Env prefixes of a wrapper whose script is being parsed (`X=1 bash -c '...'`):
+        # the commands inside inherit them.
+        self._inherited: tuple[tuple[str, str], ...] = ()
 
     # ---------------------------------------------------------------- scripts
 
@@ -280,21 +293,23 @@ class _Walker:
         depth: int,
         layers: tuple[tuple[str, ...], ...],
         wrappers: tuple[str, ...],
+        env: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if depth > MAX_DEPTH:
             self.reasons.append("commands nested too deeply to follow")
             return
         data = script.encode("utf-8", "surrogateescape")
         tree = _parser().parse(data)
-        saved = self._src
+        saved, saved_env = self._src, self._inherited
         self._src = data
+        self._inherited = (*saved_env, *env)
         try:
             root = tree.root_node
             if root.has_error:
                 self.reasons.append(_syntax_error_reason(root))
             self._statement(root, depth, layers, wrappers)
         finally:
-            self._src = saved
+            self._src, self._inherited = saved, saved_env
 
     def _text(self, node: Node) -> str:
         return self._src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
@@ -506,7 +521,7 @@ class _Walker:
         wrappers: tuple[str, ...],
         extra_redirects: Sequence[Redirect] = (),
     ) -> None:
-        env: list[tuple[str, str]] = []
+        env: list[tuple[str, str]] = list(self._inherited)
         words: list[_Word] = []
         redirects: list[Redirect] = list(extra_redirects)
         trailing: list[Node] = []
@@ -592,6 +607,7 @@ class _Walker:
                 depth=depth + 1,
                 layers=layers,
                 wrappers=(*wrappers, inner.label),
+                env=tuple(env),
             )
             return
         if inner.kind == "unknown":
@@ -602,7 +618,7 @@ class _Walker:
             # `find ... -exec CMD {} ;`: find itself, and CMD as a command of its own.
             self.commands.append(cmd)
             for sub in inner.subcommands:
-                self._emit(sub, [], [], text, depth + 1, (), (*wrappers, inner.label))
+                self._emit(sub, list(env), [], text, depth + 1, (), (*wrappers, inner.label))
             return
         # A wrapper running a command with its own words (timeout 5 rm x → rm x).
         self._emit(
@@ -1443,8 +1459,12 @@ def _git_problem(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _command_problem(cmd: SimpleCommand) -> str | None:
-    """Why one simple command is not read-only (None: it is)."""
+def command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str | None:
+    """Why one simple command is not read-only (None: it is).
+
+    With ``redirects=False`` its output redirections are left out: the
+    permission system judges those as writes of their own.
+    """
     if cmd.assignment_only:
         if cmd.argv and cmd.argv[0] not in ("export", "local", "declare", "typeset", "readonly"):
             return f"`{cmd.argv[0]}` changes the shell's state"
@@ -1457,7 +1477,7 @@ def _command_problem(cmd: SimpleCommand) -> str | None:
             return f"the prefix {name}=... can change what the command runs"
     if cmd.escalated:
         return "it runs through sudo"
-    for r in cmd.redirects:
+    for r in cmd.redirects if redirects else ():
         if r.writes_file:
             return f"it writes to {r.target!r}"
     if not cmd.argv:
@@ -1547,7 +1567,7 @@ def read_only_problem(command: str | ParsedCommand) -> str | None:
         if r.writes_file:
             return f"it writes to {r.target!r}"
     for cmd in parsed.commands:
-        problem = _command_problem(cmd)
+        problem = command_problem(cmd)
         if problem:
             return problem
     return None
@@ -1559,6 +1579,47 @@ def is_read_only_command(command: str) -> bool:
         return read_only_problem(command) is None
     except Exception:
         return False
+
+
+# Commands whose arguments never name files they read or write.
+ARGS_NOT_PATHS = _names(
+    "echo printf seq true false : pwd sleep wait uname id whoami groups nproc uptime which "
+    "type command printenv date test [ [[ hostname export local declare typeset readonly unset"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PathArgument:
+    """A word of a command that may name a file (``dynamic``: only known at run time)."""
+
+    word: str
+    dynamic: bool
+
+
+def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
+    """The words of ``cmd`` that may be files it reads or writes (options left out).
+
+    Deliberately generous: a grep pattern is taken for a path too. The caller
+    resolves them against the working folder; over-matching only ever asks.
+    """
+    if cmd.assignment_only or not cmd.argv or os.path.basename(cmd.argv[0]) in ARGS_NOT_PATHS:
+        return []
+    out: list[PathArgument] = []
+    options_done = False
+    for i, word in enumerate(cmd.argv[1:], 1):
+        dynamic = i in cmd.dynamic
+        if dynamic and word == "{}":
+            continue  # find -exec's placeholder: the files find itself walks
+        if not options_done and word == "--":
+            options_done = True
+            continue
+        if not options_done and word.startswith("-") and len(word) > 1 and not dynamic:
+            _, eq, value = word.partition("=")
+            if eq and "/" in value:
+                out.append(PathArgument(value, False))
+            continue
+        out.append(PathArgument(word, dynamic))
+    return out
 
 
 # --------------------------------------------------------------------------- classification

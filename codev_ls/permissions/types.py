@@ -39,6 +39,8 @@ class PermissionResult:
     rule: str | None = None
     # Rules offered for "Allow for this session" / "Always allow" when asking.
     suggestions: list[str] = field(default_factory=list)
+    # How the decision was reached, step by step (for explain and the audit log).
+    trace: list[str] = field(default_factory=list)
 
     @classmethod
     def allow(

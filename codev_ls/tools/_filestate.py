@@ -127,8 +127,8 @@ def check_fresh(session: Session, current: CurrentFile, *, action: str) -> None:
         return
     where = "in the editor (unsaved changes)" if current.from_buffer else "on disk"
     raise StaleReadError(
-        f"{path} has changed {where} since you last read it (by the user or a tool). "
-        f"Read it again before you {action} it, so your change is made against what is there now."
+        f"{path} has changed {where} since you last read it (by the user or a tool): "
+        f"read it again before you {action} it, so your change is made against what is there now."
     )
 
 

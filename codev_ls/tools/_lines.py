@@ -29,6 +29,8 @@ BLOCK = 1 << 16
 _READ = 1 << 22  # bytes read at a time while counting
 _WINDOW_READ = 1 << 18
 _CACHE_SIZE = 16
+# Files up to this size are indexed to the end in the background after a first read.
+BACKGROUND_LIMIT = 4 << 30
 
 IndexKey = tuple[str, int, int, int, int]
 
@@ -59,6 +61,7 @@ class LineIndex:
         self.scanned = 0  # bytes counted so far (a multiple of BLOCK, or size)
         self.newlines = 0  # newlines in bytes [0, scanned)
         self.lock = threading.Lock()
+        self.background: threading.Thread | None = None
 
     @property
     def complete(self) -> bool:
@@ -141,6 +144,28 @@ def index_for(path: str, st: os.stat_result) -> LineIndex:
         return index
 
 
+def finish_in_background(path: str, index: LineIndex, limit: int | None = None) -> None:
+    """Count the rest of the file on a worker thread, so the next read anywhere is fast.
+
+    A model that read the start of a huge log usually reads its middle or end
+    next; by then the index is complete. Files over ``limit`` bytes are left to
+    be counted on demand.
+    """
+    limit = BACKGROUND_LIMIT if limit is None else limit
+    if index.complete or index.size > limit or index.background is not None:
+        return
+
+    def work() -> None:
+        try:
+            with open(path, "rb") as fh, index.lock:
+                index.extend(fh, 1 << 62)
+        except OSError:
+            pass
+
+    index.background = threading.Thread(target=work, name="codev-line-index", daemon=True)
+    index.background.start()
+
+
 def clear_cache() -> None:
     with _CACHE_LOCK:
         _CACHE.clear()
@@ -153,33 +178,36 @@ def read_lines_at(
 
     A final line without a newline is included. Lines longer than
     ``max_line_bytes`` are cut while reading (their full length is counted).
+    Chunks are split in C (``bytes.split``); only a line that spans chunks is
+    carried over, and never more than ``max_line_bytes`` of it.
     """
     fh.seek(pos)
     lines: list[RawLine] = []
-    current = bytearray()
-    current_len = 0
+    carry = b""  # the start of a line that continues in the next chunk (cut)
+    carry_len = 0  # its full length so far
     while len(lines) < count:
         chunk = fh.read(_WINDOW_READ)
         if not chunk:
-            if current_len:
-                lines.append(RawLine(bytes(current), current_len))
-                pos += current_len
+            if carry_len:
+                lines.append(RawLine(carry, carry_len))
+                pos += carry_len
             break
-        start = 0
-        while start < len(chunk) and len(lines) < count:
-            nl = chunk.find(b"\n", start)
-            end = len(chunk) if nl < 0 else nl
-            piece_len = end - start
-            room = max_line_bytes - len(current)
-            if room > 0:
-                current += chunk[start : start + min(room, piece_len)]
-            current_len += piece_len
-            if nl < 0:
-                start = len(chunk)
-                break
-            lines.append(RawLine(bytes(current), current_len))
-            pos += current_len + 1
-            current = bytearray()
-            current_len = 0
-            start = nl + 1
+        parts = chunk.split(b"\n")
+        tail = parts.pop()  # no newline after it (yet)
+        if parts and carry_len:
+            first = parts[0]
+            lines.append(RawLine((carry + first)[:max_line_bytes], carry_len + len(first)))
+            pos += carry_len + len(first) + 1
+            parts = parts[1:]
+            carry, carry_len = b"", 0
+        for part in parts[: count - len(lines)]:
+            lines.append(RawLine(part[:max_line_bytes], len(part)))
+            pos += len(part) + 1
+        if len(lines) >= count:
+            break
+        if carry_len or not parts:
+            carry = (carry + tail)[:max_line_bytes] if len(carry) < max_line_bytes else carry
+            carry_len += len(tail)
+        else:
+            carry, carry_len = tail[:max_line_bytes], len(tail)
     return lines, pos

@@ -198,12 +198,15 @@ class GrepTool(Tool):
         skip = input.offset or 0
         # Sorting files by time needs them all; other modes stop rg once enough is in.
         stop_after = None if input.mode == "files_with_matches" or not limit else skip + limit
-        disk = await run_rg(rg_args(input, [str(base)]), cwd=ctx.root, stop_after=stop_after)
+        if base.exists():
+            disk = await run_rg(rg_args(input, [str(base)]), cwd=ctx.root, stop_after=stop_after)
+        else:  # an unsaved editor buffer that is not on disk yet
+            disk = RgOutput()
         results = disk.entries
         if buffers:
             results = await _merge_buffers(input, results, buffers, ctx.root)
         if input.mode == "files_with_matches":
-            results = _newest_first(results, {str(b.path) for b in buffers})
+            results = _newest_first(results, {str(b.path) for b in buffers}, disk.mtimes)
         total = len(results)
         shown = results[skip : skip + limit] if limit else results[skip:]
         return ToolResult(
@@ -282,6 +285,8 @@ class RgOutput:
     entries: list[str] = field(default_factory=list)
     truncated: bool = False  # rg was stopped early: more entries exist
     warning: str = ""
+    # Modification times of listed files, taken while rg still runs (files mode).
+    mtimes: dict[str, int] = field(default_factory=dict)
 
 
 async def run_rg(
@@ -292,6 +297,7 @@ async def run_rg(
     Entries are lines (``path\\0rest``), or NUL-ended paths with ``--files-with-matches``.
     """
     sep = b"\0" if "--files-with-matches" in args else b"\n"
+    stamp = sep == b"\0" and stdin is None
     try:
         rg = rg_path()
     except RipgrepMissing as exc:
@@ -322,7 +328,10 @@ async def run_rg(
                 line = exc.partial
             if not line:
                 break
-            out.entries.append(line.removesuffix(sep).decode("utf-8", errors="replace"))
+            entry = line.removesuffix(sep).decode("utf-8", errors="replace")
+            out.entries.append(entry)
+            if stamp:
+                out.mtimes[entry] = _mtime(entry)
             if stop_after is not None and len(out.entries) > stop_after:
                 out.truncated = True
                 proc.kill()
@@ -337,11 +346,12 @@ async def run_rg(
         raise
     if out.truncated:
         return out
-    if code == 2 or (code not in (0, 1) and stderr):
+    if code not in (0, 1):
         message = stderr.splitlines()
-        if not out.entries:
+        if not out.entries and stderr:
             raise ToolError(_rg_error(stderr))
-        out.warning = message[0] if message else f"rg exited with {code}"
+        # Exit 2 without a message: some files could not be read (--no-messages hides which).
+        out.warning = message[0] if message else "some files could not be read"
     return out
 
 
@@ -441,18 +451,21 @@ async def _merge_buffers(
 # --------------------------------------------------------------------------- output
 
 
-def _newest_first(entries: list[str], newest: set[str]) -> list[str]:
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _newest_first(entries: list[str], newest: set[str], known: dict[str, int]) -> list[str]:
     """File paths sorted by modification time, newest first (dirty buffers first of all)."""
     stamped = []
-    for entry in entries:
-        path = entry
+    for path in entries:
         if path in newest:
-            stamped.append((float("-inf"), path))
+            stamped.append((-(1 << 62), path))
             continue
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except OSError:
-            mtime = 0
+        mtime = known[path] if path in known else _mtime(path)
         stamped.append((-mtime, path))
     stamped.sort()
     return [p for _, p in stamped]

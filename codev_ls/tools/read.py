@@ -32,7 +32,13 @@ from codev_ls.engine.tool import (
 )
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._filestate import record_read
-from codev_ls.tools._lines import LineIndex, RawLine, index_for, read_lines_at
+from codev_ls.tools._lines import (
+    LineIndex,
+    RawLine,
+    finish_in_background,
+    index_for,
+    read_lines_at,
+)
 from codev_ls.tools._paths import check_file_path
 from codev_ls.tools._text import SNIFF_BYTES, NotText, sniff_encoding
 
@@ -334,8 +340,8 @@ def read_text(path: Path, offset: int, limit: int, abort: Any = None) -> TextWin
             index = index_for(str(path), st)
             with index.lock:
                 raw, total = _window(fh, index, offset, limit, check)
-    lines = [_decode(r, encoding, first=(offset == 1 and i == 0)) for i, r in enumerate(raw)]
-    return TextWindow(lines, total, offset, False, digest, stat)
+            finish_in_background(str(path), index)
+    return TextWindow(_decode_all(raw, encoding, offset == 1), total, offset, False, digest, stat)
 
 
 def _window(
@@ -351,16 +357,23 @@ def _window(
     return raw, total
 
 
-def _decode(raw: RawLine, encoding: str, *, first: bool) -> str:
-    data = raw.data
-    if first and encoding == "utf-8-sig" and data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    if data.endswith(b"\r"):
-        data = data[:-1]
-    text = data.decode("utf-8" if encoding == "utf-8-sig" else encoding, errors="replace")
-    if raw.cut or len(text) > MAX_LINE_CHARS:
-        text = text[:MAX_LINE_CHARS] + f"… [line cut: {raw.full_length:,} bytes]"
-    return text
+def _decode_all(raw: list[RawLine], encoding: str, at_start: bool) -> list[str]:
+    """Decode a window's lines in one call (``\\n`` never occurs inside a character of the
+    encodings read this way), then drop ``\\r`` and cut long lines."""
+    if not raw:
+        return []
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    text = b"\n".join(r.data for r in raw).decode(codec, errors="replace")
+    if at_start and text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.endswith("\r"):
+            line = lines[i] = line[:-1]
+        r = raw[i]
+        if r.full_length > len(r.data) or len(line) > MAX_LINE_CHARS:
+            lines[i] = line[:MAX_LINE_CHARS] + f"… [line cut: {r.full_length:,} bytes]"
+    return lines
 
 
 def _read_utf16(

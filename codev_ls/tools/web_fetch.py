@@ -47,7 +47,6 @@ from codev_ls.permissions.types import PermissionResult, PermissionSubject
 from codev_ls.tools._web import (
     cut,
     describe_transport_error,
-    host_matches,
     redact,
     same_site,
     url_host,
@@ -184,21 +183,22 @@ class WebFetchTool(Tool):
     ) -> PermissionResult:
         """Deny/allow by ``WebFetch(domain:...)`` rules; else the first fetch of a host asks."""
         host = url_host(input.url)
+        url = input.url.strip()
         pctx = ctx.engine.permission_context
-        rule = _matching_rule(getattr(pctx, "deny", []), host)
+        rule = _matching_rule(getattr(pctx, "deny", []), url)
         if rule is not None:
             return PermissionResult.deny(
                 f"Fetching from {host} is denied by the rule {rule.text}.", rule=rule.text
             )
         if ctx.mode in ("bypassPermissions", "auto"):
             return PermissionResult.allow(updated_input=input)
-        if _matching_rule(getattr(pctx, "ask", []), host) is not None:
+        if _matching_rule(getattr(pctx, "ask", []), url) is not None:
             # An ask rule always asks; the decision function asks for it too.
             return PermissionResult.ask(
                 f"fetching from {host} needs confirmation", suggestions=[domain_rule(host)]
             )
         allow_rules = [*getattr(pctx, "allow", []), *getattr(pctx, "session_allow", [])]
-        rule = _matching_rule(allow_rules, host)
+        rule = _matching_rule(allow_rules, url)
         if rule is not None:
             return PermissionResult.allow(updated_input=input, reason=f"allowed by {rule.text}")
         return PermissionResult.ask(
@@ -257,16 +257,19 @@ def domain_rule(host: str) -> str:
     return f"WebFetch(domain:{host})"
 
 
-def _matching_rule(rules: Any, host: str) -> Any:
-    """The first ``WebFetch`` / ``WebFetch(domain:...)`` rule covering ``host``."""
+def _matching_rule(rules: Any, url: str) -> Any:
+    """The first ``WebFetch`` / ``WebFetch(domain:...)`` rule covering the URL's host.
+
+    Domain matching is the permission system's own (``domain_matches``), so this
+    tool and the decision function never disagree on what a rule covers.
+    """
+    from codev_ls.permissions.rules import domain_matches
+
     for rule in rules or []:
         if getattr(rule, "tool_name", None) != "WebFetch":
             continue
         spec = getattr(rule, "specifier", None)
-        if spec is None:
-            return rule
-        spec = str(spec).strip()
-        if spec.startswith("domain:") and host_matches(host, spec[len("domain:") :]):
+        if spec is None or domain_matches(str(spec).strip(), url):
             return rule
     return None
 

@@ -21,7 +21,7 @@ def run_cli(codev_cmd: list[str], workspace: Path, *args: str) -> subprocess.Com
 
 def test_cli_runs_an_mcp_tool(codev_cmd: list[str], workspace: Path) -> None:
     write_mcp_json(
-        workspace, {"time": time_server(), "broken": script_server("mcp_crash_server.py")}
+        workspace, {"time": time_server(), "broken": script_server("mcp_servers/crash.py")}
     )
     out = run_cli(
         codev_cmd,

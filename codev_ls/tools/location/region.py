@@ -3,9 +3,12 @@
 The rule, in order (the first that applies decides):
 
 1. ``region`` given by the caller: ``cn`` → Amap, ``intl`` → Google.
-2. A Hong Kong, Macau or Taiwan place name (Chinese or Latin script) → Google.
-   These are outside the mainland GCJ-02 mandate, their maps are WGS-84, and
-   Google's data there is the richer one — even when the text is in Chinese.
+2. A Hong Kong, Macau or Taiwan place name (Chinese or Latin script), and no
+   mainland city named beside it → Google. These are outside the mainland
+   GCJ-02 mandate, their maps are WGS-84, and Google's data there is the
+   richer one — even when the text is in Chinese. A cross-border request
+   (深圳北站 → 香港西九龍站) goes to Amap, which covers both sides while
+   Google has almost no routing in the mainland.
 3. A mainland Chinese city or province name, in Chinese or in Latin script
    ("Beijing", "Hangzhou East Station", "Xi'an") → Amap. Bare "China" is not
    enough ("Bank of China, London"), nor are names that double as foreign
@@ -86,7 +89,7 @@ _MAINLAND_CHINESE = frozenset(MAINLAND_PLACES.values()) | {
 
 # Hong Kong, Macau and Taiwan (step 2): Chinese (simplified and traditional) and Latin.
 _HMT_CHINESE = (
-    "香港", "九龙", "九龍", "新界", "尖沙咀", "旺角", "铜锣湾", "銅鑼灣", "中環", "中环",
+    "香港", "九龙", "九龍", "新界", "尖沙咀", "旺角", "銅鑼灣", "中環",
     "澳门", "澳門", "氹仔", "路环", "路環",
     "台湾", "台灣", "臺灣", "台北", "臺北", "新北", "桃园", "桃園", "台中", "臺中",
     "台南", "臺南", "高雄", "基隆", "新竹", "嘉义", "嘉義", "花莲", "花蓮", "宜兰",
@@ -219,9 +222,10 @@ def detect_region(
     city = next((c for c in (mainland_city(t) for t in items) if c and c != "中国"), None)
     if forced is not None:
         return RegionChoice(forced, f"region={forced} was requested", city)
-    if any(names_hmt(t) for t in items):
+    mainland = any(_names_mainland(t) for t in items)
+    if not mainland and any(names_hmt(t) for t in items):
         return RegionChoice("intl", "Hong Kong, Macau and Taiwan use Google Maps")
-    if any(_names_mainland(t) for t in items):
+    if mainland:
         return RegionChoice("cn", "a mainland Chinese place is named", city)
     if any(_names_foreign(t) for t in items):
         return RegionChoice("intl", "a place outside China is named")

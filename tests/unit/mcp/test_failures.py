@@ -23,8 +23,8 @@ async def test_crash_hang_and_missing_command_fail_with_reasons_and_are_reported
     workspace: Path,
 ) -> None:
     servers = {
-        "crashy": script_server("mcp_crash_server.py"),
-        "hangs": script_server("mcp_hang_server.py", startupTimeout=1500),
+        "crashy": script_server("mcp_servers/crash.py"),
+        "hangs": script_server("mcp_servers/hang.py", startupTimeout=1500),
         "ghost": {"command": "/nonexistent/mcp-server-ghost"},
         "time": time_server(),
     }
@@ -158,7 +158,7 @@ async def test_a_server_that_keeps_dying_is_given_up(workspace: Path, tmp_path: 
         "import os, runpy, sys\n"
         f"if os.path.exists({str(flag)!r}):\n"
         "    print('flaky: refusing to start', file=sys.stderr); sys.exit(1)\n"
-        f"sys.argv = [{str(Path(__file__).parents[2] / 'fakes' / 'mcp_probe_server.py')!r}]\n"
+        f"sys.argv = [{str(Path(__file__).parents[2] / 'fakes' / 'mcp_servers/probe.py')!r}]\n"
         "runpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
     server = {
@@ -206,7 +206,9 @@ async def test_close_stops_every_server_process(workspace: Path, tmp_path: Path)
 
 async def test_close_while_a_server_is_still_starting(workspace: Path) -> None:
     engine, manager, bridge = await start_engine(
-        workspace, {"hangs": script_server("mcp_hang_server.py", startupTimeout=60_000)}, wait=False
+        workspace,
+        {"hangs": script_server("mcp_servers/hang.py", startupTimeout=60_000)},
+        wait=False,
     )
     await asyncio.sleep(0.5)
     assert server_status(manager, "hangs")["state"] == "starting"

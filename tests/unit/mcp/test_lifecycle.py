@@ -145,7 +145,7 @@ def test_build_engine_returns_at_once_without_importing_the_sdk(workspace: Path)
         {
             "hangs": {
                 "command": sys.executable,
-                "args": [str(REPO / "tests/fakes/mcp_hang_server.py")],
+                "args": [str(REPO / "tests/fakes/mcp_servers/hang.py")],
                 "startupTimeout": 60000,
             }
         },

@@ -327,3 +327,24 @@ def test_deny_errs_towards_matching() -> None:
 def test_wrapper_named_by_the_rule_still_allows() -> None:
     assert matches("timeout 5 make auto:*", "timeout 5 make auto -j2") == [True]
     assert matches("make auto:*", "timeout 5 make auto -j2") == [True]
+
+
+# --------------------------------------------------------------------------- parser/bash disagreements
+
+
+@pytest.mark.parametrize(
+    "command", ["rm\r-rf x", "echo hi\x0btouch x", "ls\x0c-la", "echo \x1b[31m"]
+)
+def test_control_characters_are_never_understood(command: str) -> None:
+    parsed = parse_command(command)
+    assert not parsed.fully_understood
+    assert "control character" in parsed.reasons[-1]
+
+
+def test_env_of_a_wrapper_reaches_the_commands_it_runs() -> None:
+    (echo,) = parse_command("BASH_ENV=evil.sh bash -c 'echo hi'").commands
+    assert echo.argv == ("echo", "hi") and ("BASH_ENV", "evil.sh") in echo.env
+    cmds = parse_command("PATH=bin find . -exec ls \\;").commands
+    assert all(("PATH", "bin") in c.env for c in cmds)
+    assert matches("echo:*", "BASH_ENV=evil.sh bash -c 'echo hi'") == [False]
+    assert matches("echo:*", "LANG=C bash -c 'echo hi'") == [True]

@@ -61,7 +61,7 @@ async def test_edit_refuses_when_the_file_changed_on_disk_since_the_read(run: Ru
     out = await run("Edit", file_path=str(src), old_string="'hi '", new_string="'yo '")
     assert out.status == "error"
     assert "changed on disk since you last read it" in out.text()
-    assert "Read it again" in out.text()
+    assert "read it again" in out.text()
     await run.read(src)
     await run.ok("Edit", file_path=str(src), old_string="'hi '", new_string="'yo '")
 

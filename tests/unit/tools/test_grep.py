@@ -219,3 +219,12 @@ def test_traits(engine: Engine):
     assert {"-i", "-n", "-A", "-B", "-C", "head_limit", "multiline", "glob", "type"} <= set(
         schema["properties"]
     )
+
+
+async def test_an_unsaved_buffer_not_on_disk_is_searched(
+    run: Runner, workspace: Path, bridge: ScriptedBridge
+):
+    path = workspace / "untitled.py"
+    bridge.open_buffer(path, "needle = 1\n", dirty=True)
+    out = await run.ok("Grep", pattern="needle", path=str(path), output_mode="content")
+    assert out.text() == f"{path}:1:needle = 1"

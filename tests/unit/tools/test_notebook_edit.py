@@ -116,7 +116,7 @@ async def test_needs_a_read_and_refuses_stale(run: Runner, nb_path: Path):
     nb.cells[0].source = "# Changed in Jupyter"
     nbformat.write(nb, str(nb_path))
     out = await run("NotebookEdit", notebook_path=str(nb_path), cell_id="calc", new_source="y")
-    assert out.status == "error" and "Read it again" in out.text()
+    assert out.status == "error" and "read it again" in out.text()
 
 
 async def test_bad_inputs(run: Runner, nb_path: Path, workspace: Path):

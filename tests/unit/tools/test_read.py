@@ -194,8 +194,9 @@ async def test_huge_file_windows_match_the_lines_at_any_offset(
 
 
 async def test_huge_file_first_window_does_not_count_the_whole_file(
-    run: Runner, workspace: Path, small_huge_limit: None
+    run: Runner, workspace: Path, small_huge_limit: None, monkeypatch: pytest.MonkeyPatch
 ):
+    monkeypatch.setattr(_lines, "BACKGROUND_LIMIT", 0)  # no counting ahead in the background
     path = workspace / "big.txt"
     path.write_text("".join(f"row {i}\n" for i in range(1, 40_001)))
     out = await run.read(path, limit=3)
@@ -206,6 +207,23 @@ async def test_huge_file_first_window_does_not_count_the_whole_file(
     out = await run.read(path, offset=39_999)
     assert out.text().startswith(" 39999\trow 39999\n 40000\trow 40000\n")
     assert "of 40,000." in out.text()
+
+
+async def test_huge_file_is_counted_to_the_end_in_the_background(
+    run: Runner, workspace: Path, small_huge_limit: None
+):
+    path = workspace / "big.txt"
+    path.write_text("".join(f"row {i}\n" for i in range(1, 30_001)))
+    await run.read(path, limit=3)
+    index = _lines.index_for(str(path), path.stat())
+    assert index.background is not None
+    index.background.join(timeout=30)
+    assert index.complete
+    out = await run.read(path, offset=10, limit=1)
+    assert (
+        out.text()
+        == "    10\trow 10\n\n(Showing lines 10–10 of 30,000. Use offset/limit to read more.)"
+    )
 
 
 async def test_huge_file_index_is_rebuilt_when_the_file_changes(
@@ -492,3 +510,25 @@ def test_traits(engine: Engine):
     tool = next(t for t in engine.tool_pool() if t.name == "Read")
     inp = tool.parse_input({"file_path": "/x"})
     assert tool.is_read_only(inp) and tool.is_concurrency_safe(inp) and not tool.is_destructive(inp)
+
+
+def test_read_lines_at_across_chunks_with_cuts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(_lines, "_WINDOW_READ", 7)
+    rng = random.Random(2)
+    for trial in range(200):
+        text = "".join(
+            rng.choice(["a", "bbbbbbbbbbbb", "\n", "cc"]) for _ in range(rng.randrange(0, 60))
+        )
+        data = text.encode()
+        path = tmp_path / "f"
+        path.write_bytes(data)
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        count = rng.randrange(1, 12)
+        with open(path, "rb") as fh:
+            got, end = _lines.read_lines_at(fh, 0, count, 5)
+        want = lines[:count]
+        assert [g.data for g in got] == [w[:5] for w in want], (trial, text)
+        assert [g.full_length for g in got] == [len(w) for w in want], (trial, text)
+        assert end == min(len(data), sum(len(w) + 1 for w in want)), (trial, text)

@@ -590,11 +590,12 @@ def test_domain_rules_cover_subdomains(engine: Engine):
     from codev_ls.tools.web_fetch import _matching_rule
 
     rules = [parse_rule("WebFetch(domain:python.org)")]
-    assert _matching_rule(rules, "docs.python.org") is not None
-    assert _matching_rule(rules, "python.org") is not None
-    assert _matching_rule(rules, "notpython.org") is None
-    assert _matching_rule([parse_rule("WebFetch")], "any.host") is not None
-    assert _matching_rule([parse_rule("Read(domain:python.org)")], "python.org") is None
+    assert _matching_rule(rules, "https://docs.python.org/3/") is not None
+    assert _matching_rule(rules, "http://python.org:8080/") is not None
+    assert _matching_rule(rules, "https://notpython.org/") is None
+    assert _matching_rule(rules, "https://python.org.evil.com/") is None
+    assert _matching_rule([parse_rule("WebFetch")], "https://any.host/") is not None
+    assert _matching_rule([parse_rule("Read(domain:python.org)")], "https://python.org/") is None
 
 
 def test_traits_and_subject(engine: Engine):
@@ -666,3 +667,28 @@ def test_markdown_keeps_structure_and_drops_chrome():
         "also hidden",
     ):
         assert chrome not in md
+
+
+async def test_settings_rules_and_always_allow_through_the_real_permission_system(
+    workspace: Path, web: FakeWeb
+):
+    from codev_ls.app import build_engine
+
+    settings = workspace / ".codev" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"deny": ["WebFetch(domain:localhost)"]}}))
+    bridge = ScriptedBridge(answers=["allow_always"])
+    engine = build_engine(workspace, bridge, start_mcp=False)
+    engine.services["web"] = WebServices(timeout=3.0)
+    try:
+        denied = await fetch(engine, f"http://localhost:{web.port}/article")
+        assert denied.status == "rejected" and "WebFetch(domain:localhost)" in denied.text()
+        first = await fetch(engine, f"{web.url}/article")
+        assert first.status == "success" and first.decision_source == "user_permanent"
+        assert len(bridge.requests) == 1
+        saved = json.loads((workspace / ".codev" / "settings.local.json").read_text())
+        assert "WebFetch(domain:127.0.0.1)" in saved["permissions"]["allow"]
+        again = await fetch(engine, f"{web.url}/article?again=1")
+        assert again.status == "success" and len(bridge.requests) == 1
+    finally:
+        await engine.aclose()

@@ -38,7 +38,7 @@ async def test_overwrite_refused_when_changed_since_read(run: Runner, workspace:
     await run.read(path)
     path.write_text("changed by the user\n")
     out = await run("Write", file_path=str(path), content="new\n")
-    assert out.status == "error" and "Read it again" in out.text()
+    assert out.status == "error" and "read it again" in out.text()
     assert path.read_text() == "changed by the user\n"
 
 

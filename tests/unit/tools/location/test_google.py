@@ -155,3 +155,17 @@ async def test_no_route_is_an_error_with_a_hint(run, google) -> None:
     out = await run(action="get_directions", location="Times Square", destination="Eiffel Tower")
     assert out.status == "error"
     assert "found no driving route" in out.text()
+
+
+async def test_uses_in_one_batch_run_side_by_side(run, amap, google) -> None:
+    from codev_ls.engine.execution import ToolUse
+
+    uses = [
+        ToolUse("toolu_a", "Location", {"action": "search_places", "location": "西单", "query": "咖啡"}),
+        ToolUse("toolu_b", "Location", {"action": "search_places", "location": "Times Square",
+                                        "query": "coffee"}),
+        ToolUse("toolu_c", "Location", {"action": "geocode", "location": "天安门"}),
+    ]  # fmt: skip
+    outcomes = await run.engine.run_batch(uses)
+    assert [o.status for o in outcomes] == ["success"] * 3
+    assert outcomes[0].text().startswith("Amap") and outcomes[1].text().startswith("Google")

@@ -62,8 +62,15 @@ def test_hong_kong_macau_taiwan_go_to_google(text: str) -> None:
     assert "Hong Kong" in choice.reason
 
 
-def test_a_cross_border_trip_with_hong_kong_goes_to_google() -> None:
-    assert detect_region(["深圳北站", "香港西九龍站"]).region == "intl"
+def test_a_cross_border_trip_goes_to_amap() -> None:
+    choice = detect_region(["深圳北站", "香港西九龍站"])
+    assert choice.region == "cn" and choice.city == "深圳"
+    assert detect_region(["Shenzhen Bay", "Hong Kong Airport"]).region == "cn"
+
+
+@pytest.mark.parametrize("text", ["上海中环路", "深圳铜锣湾广场"])
+def test_mainland_namesakes_of_hong_kong_districts_stay_with_amap(text: str) -> None:
+    assert detect_region([text]).region == "cn"
 
 
 @pytest.mark.parametrize("text", ["東京タワー", "东京塔", "纽约时代广场", "首尔"])

@@ -1,6 +1,6 @@
 """An MCP server over streamable HTTP on 127.0.0.1 (official SDK's MCPServer + uvicorn).
 
-Run as ``python tests/fakes/mcp_http_server.py``: it binds a free port (or
+Run as ``python tests/fakes/mcp_servers/http_probe.py``: it binds a free port (or
 ``PROBE_PORT``), prints
 ``PORT <n>`` on stdout, and serves ``http://127.0.0.1:<n>/mcp`` until killed.
 With ``PROBE_TOKEN`` set, every request must carry ``Authorization: Bearer

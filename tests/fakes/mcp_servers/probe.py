@@ -1,6 +1,6 @@
 """A small MCP server (official SDK, stdio) for the behaviours the public servers don't show.
 
-Run as ``python tests/fakes/mcp_probe_server.py``. ``PROBE_DIR`` (env) is a
+Run as ``python tests/fakes/mcp_servers/probe.py``. ``PROBE_DIR`` (env) is a
 folder where it leaves evidence the tests read:
 
 - ``starts``: one line per start (so restarts can be counted)

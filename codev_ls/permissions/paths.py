@@ -1,0 +1,182 @@
+"""Paths for permission rules: real paths, the workspace boundary, protected paths, patterns.
+
+Every judgement is made on the *real* path — symlinks followed, ``..``
+resolved — so ``src/link -> /etc`` is outside the workspace and
+``src/../../x`` is not in ``src/**``. Rule patterns are gitignore-style
+(pathspec), anchored as PROTOCOL.md says:
+
+- ``src/**``, ``*.env``, ``/build/**`` — relative to the workspace root
+  (a pattern without a slash matches at any depth, as in .gitignore);
+- ``//abs/path/**`` — an absolute path;
+- ``~/notes/**`` — relative to the home folder.
+
+Deny and ask rules also match the path as it was written (before resolving),
+so a rule about ``.env`` catches both ``.env`` and a link named ``.env``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+# Folders whose contents configure or run code: never auto-approved (except bypassPermissions).
+PROTECTED_DIRS = frozenset({".git", ".codev", ".vscode", ".idea"})
+# Files that run code when a shell or tool starts.
+PROTECTED_FILES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        ".gitconfig",
+        ".mcp.json",
+        "config.fish",
+    }
+)
+
+
+def real_path(path: Path | str, cwd: Path | None = None) -> Path:
+    """The absolute real path: relative to ``cwd``, ``~`` expanded, symlinks and ``..`` resolved."""
+    p = Path(os.path.expanduser(str(path)))
+    if not p.is_absolute() and cwd is not None:
+        p = cwd / p
+    try:
+        return Path(os.path.realpath(p))
+    except (OSError, ValueError):
+        return Path(os.path.abspath(p))
+
+
+def lexical_path(path: Path | str, cwd: Path | None = None) -> Path:
+    """The absolute path as written (``..`` collapsed, symlinks not followed)."""
+    p = Path(os.path.expanduser(str(path)))
+    if not p.is_absolute() and cwd is not None:
+        p = cwd / p
+    return Path(os.path.normpath(p))
+
+
+def is_inside(path: Path, folders: list[Path]) -> bool:
+    """Whether the real ``path`` lies in one of the (real) ``folders``."""
+    return any(path == folder or folder in path.parents for folder in folders)
+
+
+def protected_reason(path: Path) -> str | None:
+    """Why ``path`` is a protected path (``.git/``, ``.codev/``, shell rc files), or None."""
+    parts = [p.casefold() for p in path.parts]
+    for name in PROTECTED_DIRS:
+        if name in parts[:-1] or (parts and parts[-1] == name):
+            return f"{name}/ is a protected folder"
+    name = path.name.casefold()
+    if name in PROTECTED_FILES:
+        if name == "config.fish" and "fish" not in parts:
+            return None
+        return f"{path.name} runs code when a shell or tool starts"
+    return None
+
+
+# --------------------------------------------------------------------------- patterns
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """A gitignore-style rule pattern with the folder it is anchored at."""
+
+    text: str
+    base: Path
+    pattern: str
+
+    def matches(self, path: Path, *, is_dir: bool = False) -> bool:
+        """Whether the absolute ``path`` matches (a folder also when its contents would)."""
+        rel_text = _relative(str(path), str(self.base))
+        if rel_text is None:
+            return False
+        spec = _spec(self.pattern)
+        if rel_text and spec.match_file(rel_text):
+            return True
+        if is_dir or not rel_text:
+            # `Read(src/**)` covers a search in src/ itself.
+            probe = f"{rel_text}/__codev_probe__" if rel_text else "__codev_probe__"
+            return spec.match_file(probe) and _probe_is_pattern_dir(self.pattern, rel_text)
+        return False
+
+
+def _relative(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` as a POSIX string ("" for base itself), or None."""
+    if path == base:
+        return ""
+    prefix = base if base.endswith("/") else base + "/"
+    if not path.startswith(prefix):
+        return None
+    return path[len(prefix) :]
+
+
+def _probe_is_pattern_dir(pattern: str, rel_text: str) -> bool:
+    """A folder matches only when the pattern covers *everything* in it (``dir/**``)."""
+    spec = _spec(pattern)
+    prefix = f"{rel_text}/" if rel_text else ""
+    return spec.match_file(f"{prefix}__codev_probe__.x") and spec.match_file(
+        f"{prefix}__codev_probe_dir__/y"
+    )
+
+
+@lru_cache(maxsize=1024)
+def _spec(pattern: str):  # type: ignore[no-untyped-def]
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+@lru_cache(maxsize=2048)
+def path_pattern(spec: str, root: Path) -> PathPattern:
+    """Anchor a rule's path specifier: ``//abs``, ``~/x``, ``/x`` (root), ``x`` (root)."""
+    text = spec.strip()
+    if text.startswith("//"):
+        return PathPattern(text, Path("/"), "/" + text[2:].lstrip("/"))
+    if text == "~" or text.startswith("~/"):
+        rest = text[1:].lstrip("/") or "**"
+        return PathPattern(text, Path.home().resolve(), "/" + rest)
+    if text.startswith("./"):
+        return PathPattern(text, root, "/" + text[2:])
+    return PathPattern(text, root, text)
+
+
+def pattern_names_protected(spec: str, path: Path) -> bool:
+    """Whether a rule's pattern itself names the protected part of ``path``.
+
+    ``Edit(**)`` must not open ``.git/hooks/``; ``Edit(.git/hooks/**)`` may.
+    """
+    low = spec.casefold()
+    parts = [p.casefold() for p in path.parts]
+    for name in PROTECTED_DIRS:
+        if name in parts and name in low:
+            return True
+    return path.name.casefold() in PROTECTED_FILES and path.name.casefold() in low
+
+
+def rule_path_for(path: Path, root: Path, *, folder: bool = True) -> str:
+    """The generalised rule specifier for ``path``: its folder (``src/**``) or itself."""
+    target = path.parent if folder and not path.is_dir() else path
+    try:
+        rel = target.relative_to(root)
+    except ValueError:
+        home = Path.home().resolve()
+        try:
+            rel_home = target.relative_to(home)
+            return f"~/{rel_home.as_posix()}/**" if rel_home.parts else "~/**"
+        except ValueError:
+            return f"/{target.as_posix()}/**" if target != Path("/") else "//**"
+    if not rel.parts:
+        # A file at the workspace root: that file only (a rule for the whole root is too broad).
+        return f"/{path.name}" if not path.is_dir() else "/**"
+    return f"{rel.as_posix()}/**"

@@ -1,0 +1,391 @@
+"""Settings files: user, project and local, merged; reloaded when they change.
+
+    user     $CODEV_CONFIG_DIR/settings.json   (default ~/.codev/settings.json)
+    project  <root>/.codev/settings.json
+    local    <root>/.codev/settings.local.json  ("Always allow" answers are saved here)
+
+Merged in that order: later files win for scalars (``permissions.defaultMode``),
+lists are concatenated (rules, hooks), objects merged key by key. A malformed
+file — not JSON, or a value of the wrong shape, or a rule that does not parse —
+is reported to the user once (``show_message("error", ...)``) and ignored as a
+whole; the others stay in force. :meth:`SettingsManager.refresh` is a cheap
+``stat`` of the three files: the engine calls it before every decision, so an
+edited file takes effect on the next tool use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codev_ls.engine.config import config_dir
+from codev_ls.engine.files import atomic_write_text
+from codev_ls.permissions.rules import (
+    PermissionContext,
+    PermissionRule,
+    RuleSyntaxError,
+    parse_rule,
+    rule_warning,
+)
+from codev_ls.permissions.types import PermissionMode, parse_mode
+
+if TYPE_CHECKING:
+    from codev_ls.engine.runtime import Engine
+
+log = logging.getLogger(__name__)
+
+HOOK_EVENTS = ("PreToolUse", "PostToolUse")
+DEFAULT_HOOK_TIMEOUT = 60.0
+
+Reporter = Callable[[str, str], None]  # (level, message)
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    """One command hook: run with the workspace as cwd, JSON on stdin."""
+
+    command: str
+    timeout: float = DEFAULT_HOOK_TIMEOUT
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HookMatcher:
+    """Hooks that run for tools whose name matches ``matcher`` (a regex; ``*``/empty: all)."""
+
+    matcher: str
+    hooks: tuple[HookCommand, ...]
+    origin: str = ""
+
+
+@dataclass(slots=True)
+class Settings:
+    """The merged settings in force."""
+
+    default_mode: PermissionMode | None = None
+    allow: list[PermissionRule] = field(default_factory=list)
+    ask: list[PermissionRule] = field(default_factory=list)
+    deny: list[PermissionRule] = field(default_factory=list)
+    additional_dirs: list[Path] = field(default_factory=list)
+    hooks: dict[str, list[HookMatcher]] = field(default_factory=dict)
+    # The merged JSON, for features with their own keys (mcpServers, env, ...).
+    raw: dict[str, Any] = field(default_factory=dict)
+    # Things the user should know about these settings (shown once).
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SettingsFile:
+    origin: str  # "user" | "project" | "local"
+    path: Path
+    signature: tuple[int, int, int] | None = None
+    data: dict[str, Any] | None = None
+    parsed: Settings | None = None
+    error: str | None = None
+    reported: tuple[int, int, int] | None = None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def parse_settings(data: Any, origin: str, where: str, root: Path) -> Settings:
+    """Check one file's JSON and turn it into :class:`Settings`; raises :class:`SettingsError`."""
+    if not isinstance(data, dict):
+        raise SettingsError(f"{where}: the top level must be a JSON object")
+    out = Settings(raw=data)
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise SettingsError(f"{where}: `permissions` must be an object")
+    mode = perms.get("defaultMode")
+    if mode is not None:
+        parsed_mode = parse_mode(mode)
+        if parsed_mode is None:
+            raise SettingsError(f"{where}: unknown permissions.defaultMode {mode!r}")
+        if parsed_mode == "bypassPermissions" and origin != "user":
+            # A repository must not switch every question off for whoever opens it.
+            out.warnings.append(
+                f"{where}: defaultMode bypassPermissions is ignored here; it can only be set in "
+                "user settings or chosen in the editor"
+            )
+        else:
+            out.default_mode = parsed_mode
+    for kind in ("allow", "ask", "deny"):
+        rules = perms.get(kind, [])
+        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+            raise SettingsError(f"{where}: permissions.{kind} must be a list of strings")
+        for text in rules:
+            try:
+                getattr(out, kind).append(parse_rule(text, origin=origin))
+            except RuleSyntaxError as exc:
+                raise SettingsError(f"{where}: permissions.{kind}: {exc}") from exc
+    dirs = perms.get("additionalDirectories", [])
+    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+        raise SettingsError(f"{where}: permissions.additionalDirectories must be a list of strings")
+    out.additional_dirs = [
+        Path(os.path.expanduser(d)) if os.path.isabs(os.path.expanduser(d)) else root / d
+        for d in dirs
+    ]
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f"{where}: `hooks` must be an object")
+    for event, matchers in hooks.items():
+        if not isinstance(matchers, list):
+            raise SettingsError(f"{where}: hooks.{event} must be a list")
+        parsed = [
+            _parse_matcher(m, f"{where}: hooks.{event}[{i}]", origin)
+            for i, m in enumerate(matchers)
+        ]
+        out.hooks[event] = parsed
+    return out
+
+
+def _parse_matcher(entry: Any, where: str, origin: str) -> HookMatcher:
+    import re
+
+    if not isinstance(entry, dict):
+        raise SettingsError(f"{where} must be an object with `matcher` and `hooks`")
+    matcher = entry.get("matcher", "")
+    if not isinstance(matcher, str):
+        raise SettingsError(f"{where}.matcher must be a string")
+    if matcher not in ("", "*"):
+        try:
+            re.compile(matcher)
+        except re.error as exc:
+            raise SettingsError(f"{where}.matcher {matcher!r} is not a valid regex: {exc}") from exc
+    hooks = entry.get("hooks")
+    if not isinstance(hooks, list) or not hooks:
+        raise SettingsError(f"{where}.hooks must be a non-empty list")
+    commands = []
+    for j, hook in enumerate(hooks):
+        if not isinstance(hook, dict):
+            raise SettingsError(f"{where}.hooks[{j}] must be an object")
+        if hook.get("type", "command") != "command":
+            raise SettingsError(f'{where}.hooks[{j}]: only `type: "command"` hooks are supported')
+        command = hook.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise SettingsError(f"{where}.hooks[{j}].command must be a non-empty string")
+        timeout = hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise SettingsError(f"{where}.hooks[{j}].timeout must be a positive number (seconds)")
+        commands.append(HookCommand(command, float(timeout), origin))
+    return HookMatcher(matcher, tuple(commands), origin)
+
+
+def merge_raw(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Later wins for scalars, lists are concatenated, objects merged key by key."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            out[key] = merge_raw(old, value)
+        elif isinstance(old, list) and isinstance(value, list):
+            out[key] = [*old, *value]
+        else:
+            out[key] = value
+    return out
+
+
+def merge(parts: Iterable[Settings]) -> Settings:
+    out = Settings()
+    for part in parts:
+        if part.default_mode is not None:
+            out.default_mode = part.default_mode
+        out.allow.extend(part.allow)
+        out.ask.extend(part.ask)
+        out.deny.extend(part.deny)
+        out.additional_dirs.extend(part.additional_dirs)
+        out.warnings.extend(part.warnings)
+        for event, matchers in part.hooks.items():
+            out.hooks.setdefault(event, []).extend(matchers)
+        out.raw = merge_raw(out.raw, part.raw)
+    return out
+
+
+# --------------------------------------------------------------------------- the manager
+
+
+class SettingsManager:
+    """Loads, merges and watches the three settings files of one workspace."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        report: Reporter | None = None,
+        user_dir: Path | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.report: Reporter = report or (lambda level, msg: log.warning("%s", msg))
+        user = (user_dir or config_dir()) / "settings.json"
+        self.files = [
+            SettingsFile("user", user),
+            SettingsFile("project", self.root / ".codev" / "settings.json"),
+            SettingsFile("local", self.root / ".codev" / "settings.local.json"),
+        ]
+        self.settings = Settings()
+        self._contexts: list[PermissionContext] = []
+        self._warned: set[str] = set()
+        self._applied_mode: PermissionMode | None = None
+        self.refresh()
+
+    @property
+    def local_path(self) -> Path:
+        return self.files[2].path
+
+    def refresh(self) -> bool:
+        """Re-read the files whose mtime/size changed; True when the merged settings changed."""
+        changed = False
+        for f in self.files:
+            sig = _signature(f.path)
+            if sig == f.signature:
+                continue
+            f.signature = sig
+            self._load(f)
+            changed = True
+        if changed:
+            self.settings = merge(f.parsed for f in self.files if f.parsed is not None)
+            self._warn_rules()
+            for pctx in self._contexts:
+                self._apply(pctx)
+        return changed
+
+    def _load(self, f: SettingsFile) -> None:
+        f.data, f.parsed, f.error = None, None, None
+        if f.signature is None:
+            return
+        where = str(f.path)
+        try:
+            text = f.path.read_text(encoding="utf-8")
+            data = json.loads(text) if text.strip() else {}
+            f.parsed = parse_settings(data, f.origin, where, self.root)
+            f.data = data
+        except json.JSONDecodeError as exc:
+            f.error = (
+                f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            )
+        except (OSError, UnicodeDecodeError) as exc:
+            f.error = f"{where} cannot be read ({exc})"
+        except SettingsError as exc:
+            f.error = str(exc)
+        if f.error is not None and f.reported != f.signature:
+            f.reported = f.signature
+            self.report(
+                "error", f"Codev settings: {f.error}. This file is ignored until it is fixed."
+            )
+
+    def _warn_rules(self) -> None:
+        s = self.settings
+        for warning in s.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.report("warning", f"Codev settings: {warning}.")
+        for kind, rules in (("allow", s.allow), ("ask", s.ask), ("deny", s.deny)):
+            for rule in rules:
+                warning = rule_warning(rule, kind)  # type: ignore[arg-type]
+                if warning and warning not in self._warned:
+                    self._warned.add(warning)
+                    self.report("warning", f"Codev settings: {warning}.")
+
+    # ---------------------------------------------------------------- wiring
+
+    def attach(self, pctx: PermissionContext, *, set_mode: bool) -> None:
+        """Keep ``pctx``'s rules (and, when ``set_mode``, its mode) in step with the files."""
+        self._contexts.append(pctx)
+        pctx.reload = self.refresh
+        if set_mode:
+            self._applied_mode = pctx.mode
+        self._apply(pctx)
+
+    def _apply(self, pctx: PermissionContext) -> None:
+        s = self.settings
+        pctx.allow = list(s.allow)
+        pctx.ask = list(s.ask)
+        pctx.deny = list(s.deny)
+        pctx.additional_dirs = list(s.additional_dirs)
+        # The settings' defaultMode follows the file unless someone chose another mode.
+        if self._applied_mode is not None and pctx.mode == self._applied_mode:
+            if s.default_mode is not None and s.default_mode != pctx.mode:
+                pctx.mode = s.default_mode
+            self._applied_mode = pctx.mode
+
+    def hooks_for(self, event: str) -> list[HookMatcher]:
+        self.refresh()
+        return list(self.settings.hooks.get(event, []))
+
+    # ---------------------------------------------------------------- "Always allow"
+
+    def add_allow_rules(self, rules: list[str]) -> str | None:
+        """Append rules to settings.local.json atomically; the error message, or None."""
+        path = self.local_path
+        try:
+            with _locked(path):
+                data: dict[str, Any] = {}
+                if path.exists():
+                    text = path.read_text(encoding="utf-8")
+                    try:
+                        data = json.loads(text) if text.strip() else {}
+                    except json.JSONDecodeError:
+                        return (
+                            f"{path} is not valid JSON, so the rule was kept for this session "
+                            "only (fix the file to save rules)"
+                        )
+                    if not isinstance(data, dict) or not isinstance(
+                        data.get("permissions", {}), dict
+                    ):
+                        return f"{path} has an unexpected shape, so the rule was not saved"
+                perms = data.setdefault("permissions", {})
+                allow = perms.setdefault("allow", [])
+                if not isinstance(allow, list):
+                    return f"{path}: permissions.allow is not a list, so the rule was not saved"
+                for rule in rules:
+                    if rule not in allow:
+                        allow.append(rule)
+                atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            return f"could not save the rule to {path}: {exc}"
+        self.refresh()
+        return None
+
+
+@contextlib.contextmanager
+def _locked(path: Path):  # type: ignore[no-untyped-def]
+    """An exclusive lock beside ``path`` so two servers saving rules do not lose one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def save_always_allow(engine: Engine, rules: list[str]) -> str | None:
+    """Persist "Always allow" rules for ``engine``'s workspace; the error message, or None."""
+    manager = engine.services.get("settings")
+    if not isinstance(manager, SettingsManager):
+        manager = SettingsManager(engine.root, report=engine.bridge.show_message)
+    return manager.add_allow_rules(rules)

@@ -1,0 +1,254 @@
+"""The permission system end to end over the terminal runner (`python -m codev_ls tool|explain`).
+
+Real processes, real settings files, real hooks, the real Bash tool (sandbox off,
+so the permission system alone decides what reaches the disk).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HOOK = Path(__file__).resolve().parents[1] / "fakes" / "hook_script.py"
+
+
+@pytest.fixture
+def env(_isolated_config: Path) -> dict[str, str]:
+    e = dict(os.environ)
+    e["CODEV_SANDBOX"] = "0"
+    return e
+
+
+def settings(workspace: Path, name: str = "settings.json", **data: object) -> Path:
+    path = workspace / ".codev" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def cli(
+    codev_cmd: list[str],
+    workspace: Path,
+    env: dict[str, str],
+    *args: str,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*codev_cmd, *args, "--cwd", str(workspace)],
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=90,
+    )
+
+
+def bash(command: str) -> str:
+    return json.dumps({"command": command})
+
+
+def test_compound_command_asks_and_without_a_terminal_is_rejected(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    settings(workspace, permissions={"allow": ["Bash(echo:*)"]})
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("echo hi && touch PWNED"))
+    assert out.returncode == 1
+    assert "? Bash: run `echo hi && touch PWNED`" in out.stderr
+    assert "Always allow: Bash(touch:*)" in out.stderr
+    assert "[Bash: rejected (user_reject)]" in out.stderr
+    assert not (workspace / "PWNED").exists()
+
+
+def test_yes_allows_once(codev_cmd: list[str], workspace: Path, env: dict[str, str]) -> None:
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"), "--yes")
+    assert out.returncode == 0, out.stderr
+    assert "(user_temporary)" in out.stderr
+    assert (workspace / "made").exists()
+
+
+def test_allow_rule_runs_without_asking(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    settings(workspace, permissions={"allow": ["Bash(touch:*)"]})
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch a b"), "--json")
+    assert out.returncode == 0, out.stderr
+    outcome = json.loads(out.stdout)
+    assert outcome["decisionSource"] == "config" and outcome["decisionRule"] == "Bash(touch:*)"
+    assert "\n? " not in out.stderr
+    assert (workspace / "a").exists() and (workspace / "b").exists()
+
+
+def test_plan_mode_refuses_and_says_so(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"), "--mode", "plan")
+    assert out.returncode == 1
+    assert "Plan mode is on" in out.stdout
+    assert not (workspace / "made").exists()
+
+
+def test_deny_wins_even_in_bypass_mode(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "keep.txt").write_text("x")
+    settings(workspace, permissions={"deny": ["Bash(rm:*)"]})
+    out = cli(
+        codev_cmd,
+        workspace,
+        env,
+        "tool",
+        "Bash",
+        bash("echo ok; rm keep.txt"),
+        "--mode",
+        "bypassPermissions",
+    )
+    assert out.returncode == 1
+    assert "Bash(rm:*)" in out.stdout
+    assert (workspace / "keep.txt").exists()
+
+
+def test_malformed_settings_are_reported_and_the_rest_kept(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], _isolated_config: Path
+) -> None:
+    (_isolated_config / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(touch:*)"]}})
+    )
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text("{ not json")
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"))
+    assert out.returncode == 0, out.stderr
+    assert "[error] Codev settings:" in out.stderr and "not valid JSON" in out.stderr
+    assert (workspace / "made").exists()
+
+
+def test_hooks_block_and_give_feedback(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    block = " ".join(
+        shlex.quote(a)
+        for a in [sys.executable, str(HOOK), "--exit", "2", "--stderr", "no touching"]
+    )
+    settings(
+        workspace,
+        permissions={"allow": ["Bash"]},
+        hooks={
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": block}]}]
+        },
+    )
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"))
+    assert out.returncode == 1
+    assert "no touching" in out.stdout and "(hook)" in out.stderr
+    assert not (workspace / "made").exists()
+
+
+def test_post_hook_feedback_reaches_the_output(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    answer = json.dumps({"decision": "block", "reason": "format the file first"})
+    post = " ".join(shlex.quote(a) for a in [sys.executable, str(HOOK), "--stdout", answer])
+    settings(
+        workspace,
+        permissions={"allow": ["Bash(echo:*)"]},
+        hooks={"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": post}]}]},
+    )
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("echo hi"))
+    assert "format the file first" in out.stdout
+
+
+def test_every_decision_is_in_the_audit_log(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], _isolated_config: Path
+) -> None:
+    settings(workspace, permissions={"allow": ["Bash(echo:*)"]})
+    cli(codev_cmd, workspace, env, "tool", "Bash", bash("echo hi"))
+    cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch x"))
+    logs = sorted((_isolated_config / "sessions").glob("*/permissions.jsonl"))
+    lines = [json.loads(line) for log in logs for line in log.read_text().splitlines()]
+    by_command = {r["command"]: r for r in lines}
+    assert by_command["echo hi"]["behavior"] == "allow"
+    assert by_command["echo hi"]["source"] == "config"
+    assert by_command["echo hi"]["rule"] == "Bash(echo:*)"
+    assert by_command["touch x"]["behavior"] == "deny"
+    assert by_command["touch x"]["source"] == "user_reject"
+    assert by_command["touch x"]["trace"]
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def test_explain_says_why_without_running(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    settings(workspace, permissions={"allow": ["Bash(echo:*)"], "deny": ["Bash(rm:*)"]})
+    (workspace / "keep").write_text("x")
+    out = cli(codev_cmd, workspace, env, "explain", "Bash", bash("echo hi && rm keep"))
+    assert out.returncode == 0, out.stderr
+    assert "Decision: deny" in out.stdout
+    assert "Bash(rm:*) (project settings)" in out.stdout
+    assert "echo hi — read-only" in out.stdout
+    assert (workspace / "keep").exists()
+
+
+def test_explain_json(codev_cmd: list[str], workspace: Path, env: dict[str, str]) -> None:
+    out = cli(codev_cmd, workspace, env, "explain", "Bash", bash("ls && npm test"), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["decision"] == "ask"
+    assert data["wouldOffer"] == ["Bash(npm test:*)"]
+    assert [c["argv"] for c in data["shell"]["commands"]] == [["ls"], ["npm", "test"]]
+    assert data["shell"]["commands"][0]["readOnly"] is True
+
+
+def test_explain_names_the_hooks_that_would_run(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    settings(
+        workspace,
+        hooks={
+            "PreToolUse": [
+                {"matcher": "Bash|Write", "hooks": [{"type": "command", "command": "./check.sh"}]}
+            ]
+        },
+    )
+    out = cli(codev_cmd, workspace, env, "explain", "Bash", bash("ls"), "--json")
+    data = json.loads(out.stdout)
+    assert data["hooks"]["PreToolUse"] == ["./check.sh"]
+    assert "does not run them" in data["note"]
+
+
+def test_explain_mode_and_paths(codev_cmd: list[str], workspace: Path, env: dict[str, str]) -> None:
+    target = str(workspace / ".git" / "config")
+    out = cli(
+        codev_cmd,
+        workspace,
+        env,
+        "explain",
+        "Write",
+        json.dumps({"file_path": target, "content": "x"}),
+        "--mode",
+        "acceptEdits",
+    )
+    assert out.returncode == 0
+    assert "Decision: ask (mode acceptEdits)" in out.stdout and "protected" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("explain", "Nope", "{}"), "No such tool: Nope"),
+        (("explain", "Bash", "{not json"), "not valid JSON"),
+        (("explain", "Bash", '{"cmd": "ls"}'), "command"),
+    ],
+)
+def test_explain_usage_errors(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], args: tuple, message: str
+) -> None:
+    out = cli(codev_cmd, workspace, env, *args)
+    assert out.returncode == 2
+    assert message in out.stdout + out.stderr

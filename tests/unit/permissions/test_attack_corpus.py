@@ -1,0 +1,368 @@
+"""The attack corpus: commands and paths that must never run or write without asking.
+
+Every case runs through the whole engine with the real Bash, Write and Edit
+tools, the sandbox off (``CODEV_SANDBOX=0``: the permission system alone
+stands between the command and the disk), allow rules like ``Bash(echo:*)``
+and ``Edit(src/**)``, and a user who rejects every question. Each case checks
+that the outcome is a refusal and that *nothing happened on disk*: the
+workspace, a folder outside it and the (temporary) home folder are byte for
+byte and mtime for mtime as before. Reproductions of Claude Code issues are
+marked with their number.
+
+A few positive controls prove the rules do let the intended uses through
+(an attack corpus that refuses everything proves nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codev_ls.app import attach_permissions
+from codev_ls.bridge import ScriptedBridge
+from codev_ls.engine.runtime import Engine
+from codev_ls.tools.bash import BashTool
+from codev_ls.tools.edit import EditTool
+from codev_ls.tools.read import ReadTool
+from codev_ls.tools.write import WriteTool
+
+
+@dataclass
+class World:
+    ws: Path
+    outside: Path
+    home: Path
+
+    def snapshot(self) -> dict[str, Any]:
+        state: dict[str, Any] = {}
+        for base in (self.ws, self.outside, self.home):
+            for dirpath, dirnames, filenames in os.walk(base):
+                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+                for name in [*filenames, *dirnames]:
+                    p = Path(dirpath) / name
+                    st = p.lstat()
+                    data = p.read_bytes() if p.is_file() and not p.is_symlink() else None
+                    state[str(p)] = (st.st_mode, st.st_mtime_ns, data)
+        return state
+
+
+@pytest.fixture
+def world(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    monkeypatch.setenv("CODEV_SANDBOX", "0")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# rc\n")
+    monkeypatch.setenv("HOME", str(home))
+    outside = (tmp_path / "outside").resolve()
+    outside.mkdir()
+    (outside / "target.txt").write_text("outside\n")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print('hi')\n")
+    (workspace / "victim.txt").write_text("keep me\n")
+    (workspace / "foo.txt").write_text("SECRET-FOO\n")
+    os.symlink(outside, workspace / "src" / "link")
+    (workspace / "bin").mkdir()
+    for name in ("echo", "ls"):  # a planted program shadowing a harmless one
+        fake = workspace / "bin" / name
+        fake.write_text(f"#!/bin/sh\ntouch {workspace}/PWNED\n")
+        fake.chmod(0o755)
+    (workspace / "evil.sh").write_text(f"touch {workspace}/PWNED\n")
+    os.link(outside / "target.txt", workspace / "src" / "hardlink")
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".codev").mkdir()
+    return World(workspace, outside, home)
+
+
+@dataclass
+class Case:
+    id: str
+    command: str | None = None  # Bash
+    tool: str = "Bash"
+    input: dict[str, Any] = field(default_factory=dict)
+    allow: tuple[str, ...] = ("Bash(echo:*)", "Edit(src/**)")
+    deny: tuple[str, ...] = ()
+    mode: str = "default"
+    # Text that must not reach the model (a read that must not happen).
+    secret: str | None = None
+
+
+E = ("Bash(echo:*)", "Edit(src/**)")
+CASES = [
+    # ---- compound forms (#28784, #94314, #82420: a rule must match every subcommand)
+    Case("and", "echo hi && touch PWNED"),
+    Case("semicolon", "echo hi; touch PWNED"),
+    Case("or", "false || touch PWNED", allow=(*E, "Bash(false)")),
+    Case("pipe", "echo hi | tee PWNED"),
+    Case("pipe-stderr", "echo hi |& tee PWNED"),
+    Case("background", "echo hi & touch PWNED"),
+    Case("newline", "echo hi\ntouch PWNED"),
+    Case("crlf", "echo hi\r\ntouch PWNED"),
+    Case("comment-newline", "echo hi # harmless\ntouch PWNED"),
+    Case("line-continuation", "echo hi;\\\ntouch PWNED"),
+    Case("subshell", "echo hi; (touch PWNED)"),
+    Case("group", "{ echo hi; touch PWNED; }"),
+    Case("if", "if echo hi; then touch PWNED; fi"),
+    Case("while", "while echo hi; do touch PWNED; break; done"),
+    Case("for", "for f in PWNED; do touch $f; done"),
+    Case("case", "case x in x) touch PWNED;; esac"),
+    Case("negation", "! touch PWNED"),
+    Case("cd-28784", "cd src && touch PWNED", allow=(*E, "Bash(cd:*)")),
+    Case("git-log-94314-semicolon", "git log --oneline; touch PWNED", allow=("Bash(git log:*)",)),
+    Case("git-log-94314-and", "git log -1 && rm victim.txt", allow=("Bash(git log:*)",)),
+    Case("read-only-first", "ls && rm victim.txt"),
+    # ---- substitutions
+    Case("dollar-paren", "echo $(touch PWNED)"),
+    Case("backticks", "echo `touch PWNED`"),
+    Case("quoted-substitution", 'echo "$(touch PWNED)"'),
+    Case("process-substitution-in", "echo <(touch PWNED)"),
+    Case("process-substitution-out", "echo hi > >(touch PWNED)"),
+    Case("default-value", "echo ${x:-$(touch PWNED)}"),
+    Case("arithmetic", "echo $(( $(touch PWNED) + 1 ))"),
+    Case("heredoc-body", "echo <<EOF\n$(touch PWNED)\nEOF\n"),
+    Case("assignment", "x=$(touch PWNED); echo $x"),
+    Case("nested", "echo $(echo $(touch PWNED))"),
+    # ---- quoting tricks
+    Case("single-quoted-name", "echo hi; 'touch' PWNED"),
+    Case("backslash-name", "echo hi; t\\ouch PWNED"),
+    Case("split-quotes", 'echo hi; "tou"ch PWNED'),
+    Case("empty-quotes", "echo hi; tou''ch PWNED"),
+    Case("ansi-c", "echo hi; $'\\x74ouch' PWNED"),
+    Case("dynamic-name", "c=touch; $c PWNED"),
+    Case("substituted-name", "$(echo touch) PWNED"),
+    Case("case-variant", "ECHO hi > PWNED; Echo hi > PWNED"),
+    # ---- redirections are writes
+    Case("redirect", "echo hi > PWNED"),
+    Case("append", "echo hi >> victim.txt"),
+    Case("clobber", "echo hi >| victim.txt"),
+    Case("both-streams", "echo hi &> PWNED"),
+    Case("stderr", "echo hi 2> PWNED"),
+    Case("dup-to-file", "echo hi >& PWNED"),
+    Case("dotdot", "echo hi > src/../PWNED"),
+    Case("symlink-escape", "echo hi > src/link/PWNED"),
+    Case("absolute-outside", "echo hi > {outside}/PWNED"),
+    Case("dynamic-target", "echo hi > $HOME/PWNED"),
+    Case("substituted-target", 'echo hi > "$(echo PWNED)"'),
+    Case("group-redirect", "{ echo hi; } > PWNED"),
+    Case("cd-then-redirect", "cd {outside} && echo hi > target.txt", allow=(*E, "Bash(cd:*)")),
+    Case(
+        "write-deny-70369",
+        "echo hi >> foo.txt",
+        allow=("Bash",),
+        deny=("Edit(foo.txt)",),
+        mode="bypassPermissions",
+    ),
+    Case(
+        "printf-deny-70369",
+        "printf x > foo.txt",
+        allow=("Bash",),
+        deny=("Edit(foo.txt)",),
+        mode="bypassPermissions",
+    ),
+    # ---- env prefixes and wrappers
+    Case("path-prefix", "PATH=bin:$PATH echo hi"),
+    Case("env-path", "env PATH=bin echo hi"),
+    Case("bash-env", "BASH_ENV=evil.sh bash -c 'echo hi'", allow=(*E, "Bash(bash:*)")),
+    Case("bash-c", "bash -c 'echo hi; touch PWNED'"),
+    Case("sh-c", 'sh -c "echo hi && touch PWNED"'),
+    Case("eval", "eval 'echo hi; touch PWNED'"),
+    Case("pipe-to-shell", "echo touch PWNED | bash"),
+    Case("xargs", "echo PWNED | xargs touch"),
+    Case("timeout", "timeout 5 touch PWNED"),
+    Case("nohup", "nohup touch PWNED"),
+    Case("nice", "nice -n 5 touch PWNED"),
+    Case("command", "command touch PWNED"),
+    Case("sudo-needs-its-own-rule", "sudo -n touch PWNED", allow=(*E, "Bash(touch:*)")),
+    Case("function", "echo() { touch PWNED; }; echo hi"),
+    Case("alias", "shopt -s expand_aliases\nalias echo='touch PWNED'\necho hi"),
+    Case("find-exec", "find . -name victim.txt -exec rm {} \\;", allow=(*E, "Bash(find:*)")),
+    Case(
+        "find-exec-env",
+        "PATH=bin find . -maxdepth 0 -exec ls \\;",
+        allow=(*E, "Bash(find:*)", "Bash(ls:*)"),
+    ),
+    Case("find-delete", "find . -name victim.txt -delete"),
+    Case("planted-program", "./bin/echo hi"),
+    # ---- deny rules see every part (#37662, #70369)
+    Case(
+        "deny-chained-37662",
+        "echo x && git clean -fdx",
+        allow=("Bash",),
+        deny=("Bash(git clean:*)",),
+        mode="bypassPermissions",
+    ),
+    Case(
+        "deny-wrapped",
+        "timeout 5 rm victim.txt",
+        allow=("Bash",),
+        deny=("Bash(rm:*)",),
+        mode="bypassPermissions",
+    ),
+    Case(
+        "deny-absolute",
+        "/bin/rm victim.txt",
+        allow=("Bash",),
+        deny=("Bash(rm:*)",),
+        mode="bypassPermissions",
+    ),
+    Case(
+        "deny-bash-c",
+        "bash -c 'rm victim.txt'",
+        allow=("Bash",),
+        deny=("Bash(rm:*)",),
+        mode="bypassPermissions",
+    ),
+    Case(
+        "deny-read-group-70369",
+        "{ cat foo.txt; }",
+        allow=("Bash",),
+        deny=("Read(foo.txt)",),
+        mode="bypassPermissions",
+        secret="SECRET-FOO",
+    ),
+    Case(
+        "deny-read-procsub-70369",
+        "cat <(ls) foo.txt",
+        allow=("Bash",),
+        deny=("Read(foo.txt)",),
+        mode="bypassPermissions",
+        secret="SECRET-FOO",
+    ),
+    Case(
+        "deny-read-redirect",
+        "head < foo.txt",
+        allow=("Bash",),
+        deny=("Read(foo.txt)",),
+        mode="bypassPermissions",
+        secret="SECRET-FOO",
+    ),
+    # ---- protected paths (a command must not grant itself permissions)
+    Case(
+        "self-grant",
+        'echo \'{"permissions":{"allow":["Bash"]}}\' > .codev/settings.local.json',
+        mode="acceptEdits",
+    ),
+    Case("git-hook", "echo 'touch PWNED' > .git/hooks/pre-commit", mode="acceptEdits"),
+    Case("bashrc", "echo 'touch PWNED' >> ~/.bashrc", allow=(*E, "Edit(~/**)")),
+    # ---- a command in the line re-points a path before it is used
+    Case(
+        "symlink-then-write",
+        "ln -s {outside} src/new && echo hi > src/new/PWNED",
+        allow=(*E, "Bash(ln:*)"),
+    ),
+    Case(
+        "symlink-then-read",
+        "ln -s {outside}/target.txt src/t; cat src/t",
+        allow=(*E, "Bash(ln:*)"),
+        secret="outside",
+    ),
+    Case("hard-link-write", "echo hi > src/hardlink", mode="acceptEdits"),
+    # ---- paths for the file tools
+    Case("write-dotdot", tool="Write", input={"file_path": "{ws}/src/../PWNED", "content": "x"}),
+    Case("write-symlink", tool="Write", input={"file_path": "{ws}/src/link/PWNED", "content": "x"}),
+    Case("write-outside", tool="Write", input={"file_path": "{outside}/PWNED", "content": "x"}),
+    Case("write-case-variant", tool="Write", input={"file_path": "{ws}/SRC/PWNED", "content": "x"}),
+    Case(
+        "write-codev",
+        tool="Write",
+        allow=(*E, "Edit(**)"),
+        input={"file_path": "{ws}/.codev/settings.local.json", "content": "{}"},
+    ),
+    Case(
+        "write-git-hook",
+        tool="Write",
+        allow=(*E, "Edit(**)"),
+        mode="acceptEdits",
+        input={"file_path": "{ws}/.git/hooks/post-checkout", "content": "x"},
+    ),
+    Case(
+        "read-outside", tool="Read", input={"file_path": "{outside}/target.txt"}, secret="outside"
+    ),
+    Case(
+        "read-symlink",
+        tool="Read",
+        input={"file_path": "{ws}/src/link/target.txt"},
+        secret="outside",
+    ),
+]
+
+
+def fill(value: Any, world: World) -> Any:
+    if isinstance(value, str):
+        return value.replace("{ws}", str(world.ws)).replace("{outside}", str(world.outside))
+    if isinstance(value, dict):
+        return {k: fill(v, world) for k, v in value.items()}
+    return value
+
+
+def make(world: World, case: Case, tmp_path: Path) -> tuple[Engine, ScriptedBridge]:
+    settings = {"permissions": {"allow": list(case.allow), "deny": list(case.deny)}}
+    (world.ws / ".codev" / "settings.json").write_text(json.dumps(settings))
+    bridge = ScriptedBridge(default_answer="reject")
+    engine = Engine(
+        world.ws,
+        bridge,
+        mode=case.mode,  # type: ignore[arg-type]
+        base_tools=[BashTool(), WriteTool(), EditTool(), ReadTool()],
+        data_root=tmp_path / "data",
+    )
+    attach_permissions(engine, explicit_mode=True)
+    return engine, bridge
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert len(CASES) >= 50
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+async def test_attack_is_refused_and_nothing_happens(
+    world: World, case: Case, tmp_path: Path
+) -> None:
+    engine, bridge = make(world, case, tmp_path)
+    before = world.snapshot()
+    raw = {"command": fill(case.command, world)} if case.tool == "Bash" else fill(case.input, world)
+    try:
+        outcome = await engine.run_tool(case.tool, raw)
+    finally:
+        await engine.aclose()
+    assert outcome.status == "rejected", (outcome.status, outcome.text())
+    if case.mode == "bypassPermissions" or case.deny:
+        assert outcome.decision_source == "config" and outcome.decision_rule, outcome
+    else:
+        assert outcome.decision_source == "user_reject"
+        assert bridge.requests, "the user was asked"
+    assert world.snapshot() == before, "something changed on disk"
+    assert not (world.ws / "PWNED").exists()
+    if case.secret:
+        assert case.secret not in outcome.text()
+
+
+# --------------------------------------------------------------------------- controls
+
+
+CONTROLS = [
+    Case("echo", "echo hi"),
+    Case("echo-into-src", "echo hi > src/new.txt"),
+    Case("read-only-compound", "ls src && git status --short || true", allow=(*E, "Bash(true)")),
+    Case("write-src", tool="Write", input={"file_path": "{ws}/src/new.py", "content": "x = 1\n"}),
+    Case("bypass", "touch made", allow=(), mode="bypassPermissions"),
+]
+
+
+@pytest.mark.parametrize("case", CONTROLS, ids=[c.id for c in CONTROLS])
+async def test_controls_run_without_asking(world: World, case: Case, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(world.ws)], check=True)
+    engine, bridge = make(world, case, tmp_path)
+    raw = {"command": fill(case.command, world)} if case.tool == "Bash" else fill(case.input, world)
+    try:
+        outcome = await engine.run_tool(case.tool, raw)
+    finally:
+        await engine.aclose()
+    assert outcome.status == "success", outcome.text()
+    assert bridge.requests == []
