@@ -74,8 +74,11 @@ async def initialize(ls: CodevLanguageServer, params: types.InitializeParams) ->
 
 
 @SERVER.feature(types.INITIALIZED)
-async def initialized(ls: CodevLanguageServer, params: types.InitializedParams) -> None:
-    """The session is up: release queued messages and build the engine."""
+def initialized(ls: CodevLanguageServer, params: types.InitializedParams) -> None:
+    """The session is up: release queued messages and build the engine.
+
+    Sync on purpose: an async handler runs later, after messages already read.
+    """
     ls.bridge.set_ready()
     ls.start_engine()
 

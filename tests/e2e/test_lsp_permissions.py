@@ -72,12 +72,18 @@ async def test_allow_for_the_session_stops_asking(
 ) -> None:
     client = await start_editor(NEOVIM)
     client.prompt_answer = "Allow for this session"
-    first = await _write(client, workspace / "a.txt", "a\n")
+    path = workspace / "a.txt"
+    first = await _write(client, path, "a\n")
     assert first["status"] == "success" and first["decisionSource"] == "user_temporary"
-    second = await _write(client, workspace / "b.txt", "b\n")
-    assert second["status"] == "success"
+    [title] = [a.title for a in client.prompts[0].actions if a.title.startswith("Allow for")]
+    rule = title.split(": ", 1)[1]
+    assert "a.txt" in rule or rule in ("Write", "Edit")
+    assert (await client.run_tool("Read", {"file_path": str(path)}))["status"] == "success"
+    second = await _write(client, path, "b\n")
+    assert second["status"] == "success", second
+    assert second["decisionRule"] == rule
     assert len(client.prompts) == 1
-    assert (workspace / "b.txt").read_text() == "b\n"
+    assert path.read_text() == "b\n"
 
 
 async def test_vscode_previews_the_edit_instead_of_asking(
