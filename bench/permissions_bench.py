@@ -55,7 +55,7 @@ async def per_call_async(fn, n: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def bench_parse(n: int) -> tuple[float, float]:
-    from codev_ls.permissions.shell import _parse_cached
+    from codev_ls.permissions.shell.parse import _parse_cached
 
     parse = _parse_cached.__wrapped__  # type: ignore[attr-defined]
     parse("ls")  # load the grammar once

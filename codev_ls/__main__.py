@@ -4,9 +4,11 @@
     codev-ls --tcp HOST:PORT         LSP over TCP, for debugging
     codev-ls --version
     codev-ls tool NAME 'JSON' [--mode MODE] [--cwd DIR] [--yes] [--json]
+    codev-ls chat "PROMPT" [--mode MODE] [--cwd DIR] [--yes] [--json]
     codev-ls explain NAME 'JSON' [--mode MODE] [--cwd DIR] [--json]
 
 Exit codes of ``tool``: 0 success, 1 error/rejected/interrupted, 2 usage error.
+Exit codes of ``chat``: 0 the model finished, 1 error/interrupted/turn limit, 2 usage error.
 ``explain`` says what would decide a use and why, without running it: exit 0
 when it could tell, 2 for usage errors (bad JSON, unknown tool, invalid input).
 """
@@ -73,6 +75,24 @@ def make_parser() -> argparse.ArgumentParser:
         "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
     )
     tool.add_argument("--json", action="store_true", help="print the whole outcome as JSON")
+    tool.add_argument(
+        "--session",
+        metavar="NAME",
+        default=None,
+        help="keep the session (what was read, the shell folder) between runs under NAME, "
+        "so that a Read in one run lets an Edit in the next",
+    )
+
+    chat = sub.add_parser("chat", help="one chat turn with the model, for scripts")
+    chat.add_argument("prompt", help="the prompt ('-' reads it from stdin)")
+    chat.add_argument("--mode", type=_mode_arg, default=None, help="permission mode")
+    chat.add_argument("--cwd", default=None, help="workspace root (default: the current folder)")
+    chat.add_argument(
+        "--yes", "-y", action="store_true", help='answer "Allow once" to every permission question'
+    )
+    chat.add_argument(
+        "--json", action="store_true", help="print chat events as JSON lines on stdout"
+    )
 
     explain = sub.add_parser(
         "explain", help="say what would decide a tool use and why, without running it"
@@ -95,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "tool":
         return run_tool_command(args)
+    if args.command == "chat":
+        from codev_ls.model.cli import run_chat_command
+
+        return run_chat_command(args)
     if args.command == "explain":
         return explain_command(args)
     return serve(args)
@@ -188,14 +212,33 @@ def run_tool_command(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"codev-ls: error: --cwd {root} is not a folder.", file=sys.stderr)
         return EXIT_USAGE
-    return asyncio.run(_run_tool(args.name, tool_input, root, args.mode, args.yes, args.json))
+    session_path = None
+    if args.session is not None:
+        from codev_ls.engine.config import config_dir
+        from codev_ls.engine.session_store import SessionNameError, session_file
+
+        try:
+            session_path = session_file(config_dir(), args.session)
+        except SessionNameError as exc:
+            print(f"codev-ls: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    return asyncio.run(
+        _run_tool(args.name, tool_input, root, args.mode, args.yes, args.json, session_path)
+    )
 
 
 async def _run_tool(
-    name: str, tool_input: dict, root: Path, mode: str | None, yes: bool, as_json: bool
+    name: str,
+    tool_input: dict,
+    root: Path,
+    mode: str | None,
+    yes: bool,
+    as_json: bool,
+    session_path: Path | None = None,
 ) -> int:
     from codev_ls.app import build_engine
     from codev_ls.bridge import TerminalBridge
+    from codev_ls.engine.session_store import load_session, save_session
 
     engine = build_engine(
         root,
@@ -203,6 +246,8 @@ async def _run_tool(
         mode=mode,  # type: ignore[arg-type]
         start_mcp=name.startswith("mcp__"),
     )
+    if session_path is not None and load_session(engine.session, session_path):
+        engine.sessions[engine.session.id] = engine.session
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     interrupted = False
@@ -229,6 +274,8 @@ async def _run_tool(
         return EXIT_FAILED
     finally:
         await engine.aclose()
+        if session_path is not None:
+            save_session(engine.session, session_path)
     if as_json:
         print(json.dumps(outcome.to_protocol(), ensure_ascii=False, indent=2))
     else:

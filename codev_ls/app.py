@@ -31,6 +31,9 @@ def build_engine(
     attach_permissions(engine, explicit_mode=mode is not None)
     # MCP servers start in the background; their tools join engine.mcp_tools when ready.
     attach_mcp(engine, start=start_mcp)
+    from codev_ls.model.service import attach_model
+
+    attach_model(engine)
     return engine
 
 

@@ -15,7 +15,6 @@ import inspect
 import logging
 import sys
 import threading
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +61,7 @@ class CodevLanguageServer(LanguageServer):
         self.mode: PermissionMode | None = None
         self._engine_task: asyncio.Future[Engine] | None = None
         self._runs: dict[str, asyncio.Future[Any]] = {}
-        self._chats: dict[str, asyncio.Future[Any]] = {}
+        self._chats: set[asyncio.Future[Any]] = set()
         self._closing: asyncio.Future[None] | None = None
         # Set by `exit`: 0 after a shutdown request, 1 without (LSP's rule).
         self.exit_code = 0
@@ -227,31 +226,28 @@ class CodevLanguageServer(LanguageServer):
         return count
 
     def cancel(self, *, tool_use_id: str | None, session_id: str | None) -> int:
-        """``codev/cancel``: one run, one chat session, or (neither given) everything."""
+        """``codev/cancel``: one run, one chat session's turn, or (neither given) everything."""
+        from codev_ls.chat import cancel_chats
+
         count = 0
+        engine = self._built_engine()
         if tool_use_id is not None:
             count += self.interrupt(tool_use_id)
-        if session_id is not None:
-            chat = self._chats.get(session_id)
-            if chat is not None and not chat.done():
-                chat.cancel()
-                count += 1
+        if session_id is not None and engine is not None:
+            count += cancel_chats(engine, session_id)
         if tool_use_id is None and session_id is None:
-            for chat in list(self._chats.values()):
-                if not chat.done():
-                    chat.cancel()
-                    count += 1
-            engine = self._built_engine()
+            if engine is not None:
+                count += cancel_chats(engine, None)
             ids = set(self._runs) | (set(engine._running) if engine is not None else set())
             for tid in ids:
                 count += self.interrupt(tid)
         return count
 
     async def chat(self, request: ChatRequest) -> dict[str, Any]:
-        from codev_ls.chat import run_chat
+        """One chat turn; a cancelled request ends the turn cleanly and answers with it."""
+        from codev_ls.chat import cancel_chats, run_chat
 
         engine = await self.engine()
-        key = request.session_id or f"pending-{uuid.uuid4().hex}"
         if request.work_done_token is None:
             request.work_done_token = current_command_token()
 
@@ -262,14 +258,18 @@ class CodevLanguageServer(LanguageServer):
                 log.debug("chat event not sent", exc_info=True)
 
         task = asyncio.ensure_future(run_chat(engine, request, emit))
-        self._chats[key] = task
-        task.add_done_callback(lambda _f: self._chats.pop(key, None))
+        self._chats.add(task)
+        task.add_done_callback(self._chats.discard)
         try:
-            result = await asyncio.shield(task)
+            return await asyncio.shield(task)
         except asyncio.CancelledError:
+            # run_chat fills in the session id as soon as it knows it.
+            if request.session_id is not None and cancel_chats(engine, request.session_id):
+                result = await _settle(task)
+                if result is not None:
+                    return result
             task.cancel()
             raise
-        return result.to_protocol()
 
     # ------------------------------------------------------------------ shutdown
 
@@ -280,14 +280,14 @@ class CodevLanguageServer(LanguageServer):
             return
         self._closing = asyncio.get_running_loop().create_future()
         try:
-            for chat in list(self._chats.values()):
+            for chat in list(self._chats):
                 chat.cancel()
             for tid in list(self._runs):
                 self.interrupt(tid)
             engine = self._built_engine()
             if engine is not None:
                 await engine.aclose()
-            pending = [f for f in [*self._runs.values(), *self._chats.values()] if not f.done()]
+            pending = [f for f in [*self._runs.values(), *self._chats] if not f.done()]
             if pending:
                 await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)
             await self.bridge.drain()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.fakes.model_fixtures"]
+
 REPO = Path(__file__).resolve().parent.parent
 
 # Subprocesses import codev_ls from this checkout, installed or not.

@@ -83,10 +83,14 @@ async def start_engine(
     wait: bool = True,
     **engine_kwargs: Any,
 ) -> tuple[Engine, McpManager, ScriptedBridge]:
-    """An Engine with the MCP manager attached (servers from ``servers``), started."""
+    """An Engine with the MCP manager attached (servers from ``servers``), started.
+
+    The default bridge answers "Allow once" to every permission question (MCP
+    tools ask in default mode); tests about permissions pass their own.
+    """
     if servers is not None:
         write_mcp_json(root, servers)
-    bridge = bridge or ScriptedBridge()
+    bridge = bridge or ScriptedBridge(default_answer="allow_once")
     engine = Engine(root, bridge, **engine_kwargs)
     manager = attach_mcp(engine, timeouts=timeouts)
     if wait:

@@ -224,11 +224,9 @@ class _Run:
             self.emit(MessageUpdate(self.use.id, msg.level, msg.text, "pre_hooks"))  # type: ignore[arg-type]
         self.additional_context.extend(pre.additional_context)
         if pre.stop:
-            raise _Stop(
-                self.outcome_rejected(
-                    pre.stop_reason or "A PreToolUse hook blocked this tool use.", "hook", None
-                )
-            )
+            reason = pre.stop_reason or "A PreToolUse hook blocked this tool use."
+            self._audit(PermissionResult.deny(reason, "hook"))  # a decision too: logged
+            raise _Stop(self.outcome_rejected(reason, "hook", None))
         if pre.updated_input is not None:
             self.input = self.stage2_schema(tool, pre.updated_input)
         return pre.decision
@@ -270,6 +268,8 @@ class _Run:
         except (asyncio.CancelledError, ToolInterrupted):
             raise
         except ToolRejected as exc:
+            # e.g. the edit refused in the editor's preview: the user's decision, logged.
+            self._audit(PermissionResult.deny(exc.reason, exc.source, exc.rule))  # type: ignore[arg-type]
             raise _Stop(self.outcome_rejected(exc.reason, exc.source, exc.rule)) from exc
         except ToolError as exc:
             raise _Stop(self.outcome_error(exc.message)) from exc

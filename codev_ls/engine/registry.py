@@ -50,6 +50,11 @@ BUILTIN_TOOLS: tuple[BuiltinEntry, ...] = (
     BuiltinEntry("codev_ls.tools.tasks", "TaskOutputTool"),
     BuiltinEntry("codev_ls.tools.tasks", "TaskStopTool"),
     BuiltinEntry("codev_ls.tools.location.tool", "LocationTool"),
+    BuiltinEntry("codev_ls.tools.agent", "AgentTool"),
+    BuiltinEntry("codev_ls.tools.tool_search", "ToolSearchTool"),
+    BuiltinEntry("codev_ls.tools.skill", "SkillTool"),
+    BuiltinEntry("codev_ls.tools.ask_user_question", "AskUserQuestionTool"),
+    BuiltinEntry("codev_ls.tools.exit_plan_mode", "ExitPlanModeTool"),
 )
 
 # Only these in simple mode (CODEV_SIMPLE=1).

@@ -324,7 +324,7 @@ class McpConnection:
                 self._became_ready = False
                 try:
                     reason = await self._lifetime()
-                except asyncio.CancelledError:
+                except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
                     raise
                 except BaseException as exc:  # a connection's failure never leaves this task
                     reason = describe_error(exc)

@@ -4,8 +4,10 @@ The tool keeps the server's raw JSON schema (``input_json_schema``: the
 engine validates input against it with jsonschema), its description and its
 annotations: ``readOnlyHint`` → ``is_read_only`` (and only then
 ``is_concurrency_safe``), ``destructiveHint`` → ``is_destructive``. Annotations
-are hints from a server the user chose to run; they decide nothing alone —
-the permission function judges, as for any tool.
+are hints from the server: they may let a read-only tool run in plan mode or
+beside others, but never skip a permission question — every MCP tool asks in
+default mode until an allow rule (``mcp__server``, ``mcp__server__tool``) or
+the user's "Allow for this session" / "Always allow" covers it.
 
 Calls go to the server's connection (``codev_ls.mcp.connection``), which
 owns timeouts, progress and cancellation; this module maps the result:
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from codev_ls.engine.tool import ProgressCallback, Tool, ToolError, ToolResult
 from codev_ls.mcp.content import blob_saver, map_result_content, result_text
-from codev_ls.permissions.types import PermissionSubject
+from codev_ls.permissions.types import PermissionResult, PermissionSubject
 
 if TYPE_CHECKING:
     from codev_ls.engine.context import ToolUseContext
@@ -115,6 +117,20 @@ class McpTool(Tool):
 
     # ---- permission and rendering
 
+    async def check_permissions(self, input: Any, ctx: ToolUseContext) -> PermissionResult:
+        """Always "ask", which only an allow rule (or bypassPermissions) satisfies.
+
+        The server's ``readOnlyHint`` says nothing the user can rely on (the MCP
+        spec: never decide tool use on annotations from an untrusted server), so
+        in default mode every MCP tool asks until a rule such as ``mcp__server``
+        or ``mcp__server__tool`` allows it.
+        """
+        return PermissionResult.ask(
+            f"{self.name} is a tool of the MCP server {self.server_name}; MCP tools ask "
+            "before they run unless a rule allows them",
+            suggestions=[self.name],
+        )
+
     def permission_subject(self, input: Any, ctx: ToolUseContext) -> PermissionSubject:
         args = json.dumps(input, ensure_ascii=False, indent=2, default=str)
         return PermissionSubject(
@@ -141,6 +157,10 @@ class McpTool(Tool):
         if result.get("isError"):
             text = result_text(result) or "(no message)"
             raise ToolError(f"The MCP tool {self.name} reported an error: {text}")
+        items = result.get("content") or []
+        if all(isinstance(i, dict) and i.get("type") == "text" for i in items):
+            return ToolResult(map_result_content(result, server=self.server_name))
+        # Binary content may be written to disk: off the event loop.
         content = await asyncio.to_thread(
             map_result_content,
             result,

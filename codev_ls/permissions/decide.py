@@ -273,7 +273,11 @@ class _Judge:
             log.warning("auto-mode classifier failed: %s", exc)
             return None
         self.trace.append(f"auto-mode classifier: {verdict.decision} ({verdict.reason})")
-        if verdict.decision == "allow" and understood:
+        # What must always ask (protected and outside paths, the tool's own question, a line
+        # the parser cannot follow) is not the classifier's to allow.
+        open_parts = [p for p in parts if p.covered is None]
+        beyond = any(p.kind == "own" for p in open_parts) or not inside
+        if verdict.decision == "allow" and understood and not beyond:
             return self._done(
                 PermissionResult.allow(self.input, f"auto mode: {verdict.reason}", source="config")
             )
@@ -685,7 +689,7 @@ class _Judge:
 
 
 # Commands that can make a path lead somewhere else (links, moves, copies over, extraction).
-FS_RESHAPING = shell._names(
+FS_RESHAPING = shell.name_set(
     "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
     "umount bindfs rename"
 )
@@ -714,12 +718,12 @@ def _hard_links(path: Path) -> int:
 # --------------------------------------------------------------------------- suggestions
 
 # Programs whose second word is a subcommand worth keeping in the rule (`git push:*`).
-_SUBCOMMAND_TOOLS = shell._names(
+_SUBCOMMAND_TOOLS = shell.name_set(
     "git npm pnpm yarn bun cargo go docker podman kubectl helm make pip pip3 uv poetry "
     "gh terraform apt apt-get brew systemctl dotnet mvn gradle deno npx rustup conda"
 )
-_RUN_TOOLS = shell._names("npm pnpm yarn bun")
-_INTERPRETERS = shell._names("python python3 node ruby perl php bash sh zsh deno bun tsx ts-node")
+_RUN_TOOLS = shell.name_set("npm pnpm yarn bun")
+_INTERPRETERS = shell.name_set("python python3 node ruby perl php bash sh zsh deno bun tsx ts-node")
 
 
 def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
@@ -739,7 +743,7 @@ def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
             keep.append(words[2])
     if name in _INTERPRETERS and len(keep) == 1:
         return None  # `python:*` would allow any code
-    text = " ".join(shell._quote_for_display(w) for w in keep)
+    text = " ".join(shell.quote_word(w) for w in keep)
     return f"{tool_name}({text}:*)"
 
 
@@ -800,6 +804,29 @@ def _safe_str(fn: Callable[[], Any]) -> str:
         return str(fn())
     except Exception:
         return ""
+
+
+# --------------------------------------------------------------------------- listings
+
+
+def read_denied(ctx: ToolUseContext, path: Path) -> PermissionRule | None:
+    """The deny rule that forbids reading ``path``, if any.
+
+    A search or listing of a folder is allowed as a whole; the tools use this to
+    leave out what a ``Read(...)`` deny rule forbids (``Read(.env)`` and a Glob
+    over the workspace). Cheap enough to call per result.
+    """
+    pctx = ctx.engine.permission_context
+    rules = [r for r in pctx.deny if r.specifier is not None and r.tool_name in READ_RULE_TOOLS]
+    if not rules:
+        return None
+    root = real_path(ctx.root)
+    p = _Path(real_path(path), lexical_path(path), is_dir=os.path.isdir(path))
+    for rule in rules:
+        pattern = path_pattern(rule.specifier or "", root)
+        if pattern.matches(p.real, is_dir=p.is_dir) or pattern.matches(p.lexical, is_dir=p.is_dir):
+            return rule
+    return None
 
 
 # --------------------------------------------------------------------------- resolve

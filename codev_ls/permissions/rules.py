@@ -112,16 +112,8 @@ def rule_warning(rule: PermissionRule, kind: RuleKind) -> str | None:
     spec = rule.specifier
     if spec is None:
         return None
-    if rule.tool_name == "Bash":
-        from codev_ls.permissions.shell import command_pattern
-
-        pat = command_pattern(spec)
-        if pat.glob is not None and kind == "allow":
-            return (
-                f"allow rule {rule.text}: `*` is only understood at the end (`prefix:*`); "
-                "this rule allows nothing"
-            )
-        return None
+    if rule.tool_name == "Bash" and spec.startswith("domain:"):
+        return f"rule {rule.text}: `domain:` is for WebFetch rules"
     if rule.tool_name == "WebFetch" and not spec.startswith("domain:"):
         return f"rule {rule.text}: WebFetch rules take `domain:HOST`"
     if rule.tool_name.startswith("mcp__"):

@@ -16,12 +16,14 @@ read, never held whole.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import time
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -31,12 +33,13 @@ _WINDOW_READ = 1 << 18
 _CACHE_SIZE = 16
 # Files up to this size are indexed to the end in the background after a first read.
 BACKGROUND_LIMIT = 4 << 30
+_BACKGROUND_STEP = 64 << 20
 
 IndexKey = tuple[str, int, int, int, int]
 
 
-class Aborted(Exception):
-    """The caller's abort check said stop."""
+class _GiveWay(Exception):
+    """Background counting stops for a read that is waiting."""
 
 
 @dataclass(slots=True)
@@ -62,21 +65,45 @@ class LineIndex:
         self.newlines = 0  # newlines in bytes [0, scanned)
         self.lock = threading.Lock()
         self.background: threading.Thread | None = None
+        # Reads waiting for or holding the lock (background counting gives way to them).
+        self.readers = 0
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the index for a read, making background counting pause."""
+        with _CACHE_LOCK:
+            self.readers += 1
+        try:
+            with self.lock:
+                yield
+        finally:
+            with _CACHE_LOCK:
+                self.readers -= 1
 
     @property
     def complete(self) -> bool:
         return self.scanned >= self.size
 
-    def extend(self, fh: BinaryIO, needed: int, check: Callable[[], None] | None = None) -> None:
-        """Count on until ``needed`` newlines are known (or the end of the file)."""
+    def extend(
+        self,
+        fh: BinaryIO,
+        needed: int,
+        check: Callable[[], None] | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
+        """Count on until ``needed`` newlines are known (or the end of the file, or
+        ``max_bytes`` more bytes were counted)."""
         if self.newlines >= needed or self.complete:
             return
         buf = bytearray(_READ)
         fh.seek(self.scanned)
+        stop_at = None if max_bytes is None else self.scanned + max_bytes
         while self.newlines < needed and not self.complete:
+            if stop_at is not None and self.scanned >= stop_at:
+                break
             if check is not None:
                 check()
-            n = fh.readinto(buf)
+            n = _fill(fh, buf)
             if not n:
                 self.size = self.scanned  # the file shrank under us; stop at what is there
                 break
@@ -126,6 +153,18 @@ class LineIndex:
         return self.newlines + (0 if last == b"\n" else 1)
 
 
+def _fill(fh: BinaryIO, buf: bytearray) -> int:
+    """Read until ``buf`` is full or the file ends (blocks must stay aligned)."""
+    view = memoryview(buf)
+    n = 0
+    while n < len(buf):
+        got = fh.readinto(view[n:])  # type: ignore[attr-defined]
+        if not got:
+            break
+        n += got
+    return n
+
+
 _CACHE: OrderedDict[IndexKey, LineIndex] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
@@ -155,10 +194,24 @@ def finish_in_background(path: str, index: LineIndex, limit: int | None = None) 
     if index.complete or index.size > limit or index.background is not None:
         return
 
+    def give_way() -> None:
+        if index.readers:
+            raise _GiveWay
+
     def work() -> None:
+        # A read that comes in stops the counting at once (the index stays consistent
+        # after every 4 MiB), and counting resumes when no read is waiting: under the
+        # GIL a busy counter would otherwise slow every read down.
         try:
-            with open(path, "rb") as fh, index.lock:
-                index.extend(fh, 1 << 62)
+            with open(path, "rb") as fh:
+                while not index.complete:
+                    while index.readers:
+                        time.sleep(0.005)
+                    try:
+                        with index.lock:
+                            index.extend(fh, 1 << 62, give_way, max_bytes=_BACKGROUND_STEP)
+                    except _GiveWay:
+                        continue
         except OSError:
             pass
 

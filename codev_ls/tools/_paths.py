@@ -33,6 +33,11 @@ def check_file_path(
         )
     if must_exist and not path.exists():
         return missing_file_message(path, root)
+    if path.exists() and not path.is_file():
+        return (
+            f"{path} is not a regular file (a device, socket or named pipe); it cannot be read "
+            "or written as a file."
+        )
     if not path.exists():
         parent = _first_existing_parent(path)
         if parent is not None and not parent.is_dir():

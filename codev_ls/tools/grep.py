@@ -17,6 +17,8 @@ import functools
 import os
 import re
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,11 +28,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from codev_ls.bridge import BufferSnapshot
 from codev_ls.engine.context import ToolUseContext
 from codev_ls.engine.files import display_path, is_within
-from codev_ls.engine.tool import ProgressCallback, Tool, ToolError, ToolResult, ValidationResult
+from codev_ls.engine.tool import (
+    Progress,
+    ProgressCallback,
+    Tool,
+    ToolError,
+    ToolResult,
+    ValidationResult,
+)
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._ripgrep import RipgrepMissing, glob_to_regex, rg_path
 
 DEFAULT_HEAD_LIMIT = 250
+# A search still running after this long reports how many results it has so far.
+PROGRESS_EVERY_S = 1.0
 # Lines longer than this are shown as a preview (minified files would flood the result).
 MAX_COLUMNS = 500
 
@@ -199,7 +210,12 @@ class GrepTool(Tool):
         # Sorting files by time needs them all; other modes stop rg once enough is in.
         stop_after = None if input.mode == "files_with_matches" or not limit else skip + limit
         if base.exists():
-            disk = await run_rg(rg_args(input, [str(base)]), cwd=ctx.root, stop_after=stop_after)
+            disk = await run_rg(
+                rg_args(input, [str(base)]),
+                cwd=ctx.root,
+                stop_after=stop_after,
+                on_count=lambda n: on_progress(Progress("ToolProgress", f"{n:,} results so far")),
+            )
         else:  # an unsaved editor buffer that is not on disk yet
             disk = RgOutput()
         results = disk.entries
@@ -290,7 +306,12 @@ class RgOutput:
 
 
 async def run_rg(
-    args: list[str], *, cwd: Path, stop_after: int | None = None, stdin: bytes | None = None
+    args: list[str],
+    *,
+    cwd: Path,
+    stop_after: int | None = None,
+    stdin: bytes | None = None,
+    on_count: Callable[[int], None] | None = None,
 ) -> RgOutput:
     """Run rg, collecting its output entries; stop it after ``stop_after`` of them.
 
@@ -312,6 +333,7 @@ async def run_rg(
         limit=1 << 24,
     )
     out = RgOutput()
+    next_report = time.monotonic() + PROGRESS_EVERY_S
     try:
         assert proc.stdout is not None and proc.stderr is not None
         stderr_task = asyncio.ensure_future(proc.stderr.read())
@@ -328,6 +350,9 @@ async def run_rg(
                 line = exc.partial
             if not line:
                 break
+            if on_count is not None and time.monotonic() >= next_report:
+                on_count(len(out.entries))
+                next_report = time.monotonic() + PROGRESS_EVERY_S
             entry = line.removesuffix(sep).decode("utf-8", errors="replace")
             out.entries.append(entry)
             if stamp:

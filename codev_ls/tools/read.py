@@ -338,7 +338,7 @@ def read_text(path: Path, offset: int, limit: int, abort: Any = None) -> TextWin
         else:
             digest = None
             index = index_for(str(path), st)
-            with index.lock:
+            with index.reading():
                 raw, total = _window(fh, index, offset, limit, check)
             finish_in_background(str(path), index)
     return TextWindow(_decode_all(raw, encoding, offset == 1), total, offset, False, digest, stat)

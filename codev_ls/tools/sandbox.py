@@ -269,6 +269,7 @@ class Sandbox:
     _status: SandboxStatus | None = None
     _tmp_dirs: dict[str, Path] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: bool = False
 
     @property
     def status(self) -> SandboxStatus:
@@ -290,6 +291,10 @@ class Sandbox:
     def private_tmp(self, session: Session) -> Path:
         """The session's private tmp folder (on the host), created on first use."""
         with self._lock:
+            if self.closed:
+                from codev_ls.engine.tool import ToolError
+
+                raise ToolError("The server is shutting down; no new commands start.")
             path = self._tmp_dirs.get(session.id)
             if path is None or not path.is_dir():
                 path = Path(tempfile.mkdtemp(prefix=f"codev-tmp-{session.id[:8]}-"))
@@ -311,6 +316,7 @@ class Sandbox:
 
     def close(self) -> None:
         with self._lock:
+            self.closed = True
             dirs, self._tmp_dirs = list(self._tmp_dirs.values()), {}
         for path in dirs:
             shutil.rmtree(path, ignore_errors=True)

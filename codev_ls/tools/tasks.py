@@ -170,12 +170,26 @@ class TaskManager:
             task.status = "completed" if code == 0 else "failed"
         task.finished.set()
 
+    def add(self, task: Any) -> None:
+        """Register a task that runs in-process (a background sub-agent, ``model/background.py``).
+
+        It has the fields TaskOutput reads (``id``, ``command``, ``status``,
+        ``output_path``, ``read_offset``, ``finished``, ``state_line()``...) and its
+        own ``async stop()`` instead of a process.
+        """
+        if self.closed:
+            raise ToolError("The server is shutting down; no new background tasks start.")
+        self.tasks[task.id] = task
+
     def get(self, task_id: str) -> BackgroundTask | None:
         return self.tasks.get(task_id.strip())
 
     async def stop(self, task: BackgroundTask) -> None:
         """Kill the task's whole process group and wait until it is recorded as stopped."""
         task.stop_requested = True
+        if _in_process(task):
+            await task.stop()  # type: ignore[attr-defined]
+            return
         await task.proc.kill()
         await task.finished.wait()
 
@@ -186,7 +200,10 @@ class TaskManager:
         for t in running:
             t.stop_requested = True
         if running:
-            await asyncio.gather(*(t.proc.kill() for t in running), return_exceptions=True)
+            await asyncio.gather(
+                *(t.stop() if _in_process(t) else t.proc.kill() for t in running),  # type: ignore[attr-defined]
+                return_exceptions=True,
+            )
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(
                     asyncio.gather(*(t.finished.wait() for t in running)), timeout=5
@@ -195,7 +212,7 @@ class TaskManager:
 
     def kill_all_now(self) -> None:
         for t in self.tasks.values():
-            if t.running:
+            if t.running and not _in_process(t):
                 t.proc.kill_now()
 
     def describe_known(self) -> str:
@@ -248,6 +265,11 @@ class TaskManager:
             f"whole output is in {task.output_path}; Read or Grep it] …\n\n{tail}"
         )
         return text, end - start
+
+
+def _in_process(task: Any) -> bool:
+    """A task without a process of its own (a background sub-agent)."""
+    return not isinstance(task, BackgroundTask)
 
 
 def _complete_utf8_length(data: bytes) -> int:
@@ -384,7 +406,7 @@ class TaskOutputTool(Tool):
 
             async def report() -> None:
                 await asyncio.sleep(PROGRESS_AFTER_SECONDS)
-                while task.running:
+                while task.running and not _in_process(task):
                     on_progress(progress_report(task.proc, task.sink, "TaskOutputProgress"))
                     await asyncio.sleep(1.0)
 
@@ -407,7 +429,7 @@ class TaskOutputTool(Tool):
             "status": task.status,
             "exitCode": task.exit_code,
             "newBytes": new_bytes,
-            "totalBytes": task.sink.total_bytes,
+            "totalBytes": (task.sink.total_bytes if not _in_process(task) else task.read_offset),
             "outputPath": str(task.output_path),
         }
         return ToolResult("\n".join(lines), meta=meta)

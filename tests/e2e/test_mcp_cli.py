@@ -29,6 +29,7 @@ def test_cli_runs_an_mcp_tool(codev_cmd: list[str], workspace: Path) -> None:
         "mcp__time__convert_time",
         json.dumps({"source_timezone": "UTC", "time": "08:30", "target_timezone": "Europe/Berlin"}),
         "--json",
+        "--yes",  # MCP tools ask in default mode
     )
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
@@ -68,3 +69,18 @@ def test_cli_built_in_tools_do_not_start_mcp_servers(
     assert out.returncode == 0, out.stderr
     assert "a.txt" in out.stdout
     assert started_pids(probe_dir) == []
+
+
+def test_cli_allow_rule_for_a_server_runs_its_tools_without_asking(
+    codev_cmd: list[str], workspace: Path
+) -> None:
+    write_mcp_json(workspace, {"time": time_server()})
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["mcp__time"]}})
+    )
+    out = run_cli(codev_cmd, workspace, "mcp__time__get_current_time", '{"timezone": "UTC"}')
+    assert out.returncode == 0, out.stderr
+    assert '"timezone": "UTC"' in out.stdout
+    assert "Allow once" not in out.stderr  # no question was put
+    assert "(config)" in out.stderr

@@ -116,6 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(req)
         if fake._holding:
             fake._held.wait(timeout=fake.hold_limit)
+        elif fake.delay:
+            fake._stopping.wait(timeout=fake.delay)
         try:
             reply = fake.handle(req)
         except Exception as exc:  # a bug in a fake shows up as a 500 with its message
@@ -151,6 +153,9 @@ class FakeHTTPServer:
         self._lock = threading.Lock()
         self._held = threading.Event()
         self._holding = False
+        self._stopping = threading.Event()
+        # Seconds every request waits before it is answered (cut short when the server stops).
+        self.delay = 0.0
         self._tls_context: ssl.SSLContext | None = None
         self.ca_file: Path | None = None
         if tls:
@@ -169,6 +174,7 @@ class FakeHTTPServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self.release()
         self._server.shutdown()
         self._server.server_close()

@@ -82,3 +82,34 @@ def test_tool_failures_exit_1_with_a_message(codev_cmd: list[str], workspace: Pa
     assert out.returncode == 1 and "must be an absolute path" in out.stdout
     out = _run(codev_cmd, "tool", "Read", '{"file_path": 3}', cwd=workspace)
     assert out.returncode == 1 and "`file_path`" in out.stdout
+
+
+def test_a_named_session_lets_a_read_enable_a_later_edit(
+    codev_cmd: list[str], workspace: Path
+) -> None:
+    target = workspace / "app.py"
+    target.write_text("x = 1\n")
+    edit = json.dumps({"file_path": str(target), "old_string": "x = 1", "new_string": "x = 2"})
+    # Without a session, each run is new: the Edit has no Read behind it and is refused.
+    out = _run(codev_cmd, "tool", "Edit", edit, "--yes", cwd=workspace)
+    assert out.returncode == 1 and "Read" in out.stdout
+    assert target.read_text() == "x = 1\n"
+    read = json.dumps({"file_path": str(target)})
+    out = _run(codev_cmd, "tool", "Read", read, "--session", "work", cwd=workspace)
+    assert out.returncode == 0, out.stderr
+    out = _run(codev_cmd, "tool", "Edit", edit, "--yes", "--session", "work", cwd=workspace)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert target.read_text() == "x = 2\n"
+    # The session remembers the edit too: a change made behind its back is caught.
+    target.write_text("x = 3\n")
+    again = json.dumps({"file_path": str(target), "old_string": "x = 3", "new_string": "x = 4"})
+    out = _run(codev_cmd, "tool", "Edit", again, "--yes", "--session", "work", cwd=workspace)
+    assert out.returncode == 1 and "read it again" in out.stdout.lower()
+    assert target.read_text() == "x = 3\n"
+
+
+def test_bad_session_names_are_usage_errors(codev_cmd: list[str], workspace: Path) -> None:
+    out = _run(
+        codev_cmd, "tool", "Glob", '{"pattern": "*"}', "--session", "../escape", cwd=workspace
+    )
+    assert out.returncode == 2 and "invalid session name" in out.stderr

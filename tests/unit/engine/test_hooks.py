@@ -489,3 +489,16 @@ async def test_hooks_follow_edited_settings(
     )
     outcome = await run(engine, "Bash", command="echo two")
     assert outcome.status == "rejected" and "now blocked" in outcome.text()
+
+
+async def test_a_hook_block_is_in_the_audit_log(
+    make_engine: EngineFactory, workspace: Path, tmp_path: Path
+) -> None:
+    configure(workspace, pre=[("Bash", hook("--exit", "2", "--stderr", "blocked here"), None)])
+    engine = make_engine()
+    outcome = await run(engine, "Bash", command="touch made")
+    log = engine.session.data_dir / "permissions.jsonl"
+    (line,) = [json.loads(x) for x in log.read_text().splitlines()]
+    assert line["toolUseId"] == outcome.tool_use_id
+    assert line["behavior"] == "deny" and line["source"] == "hook"
+    assert line["reason"] == "blocked here"

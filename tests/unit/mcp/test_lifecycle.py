@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from codev_ls.bridge import ScriptedBridge
 from codev_ls.engine.execution import ToolUse
 from codev_ls.engine.hooks import NoHooks, PostToolUseResult, PreToolUseResult
 from codev_ls.engine.outcome import ProgressUpdate
@@ -38,6 +39,41 @@ async def test_deny_rules_remove_a_server_or_one_tool_from_the_pool(workspace: P
             "mcp__time__get_current_time", {"timezone": "UTC"}, tools=old_pool
         )
         assert outcome.status == "rejected" and "mcp__time" in outcome.text()
+    finally:
+        await engine.aclose()
+
+
+async def test_mcp_tools_ask_in_default_mode_until_a_rule_allows_them(workspace: Path) -> None:
+    """Even a readOnlyHint tool asks: annotations come from the server and are not trusted."""
+    bridge = ScriptedBridge(answers=["reject", "allow_session"], default_answer="reject")
+    engine, _, _ = await start_engine(workspace, {"time": time_server()}, bridge=bridge)
+    try:
+        first = await engine.run_tool("mcp__time__get_current_time", {"timezone": "UTC"})
+        assert first.status == "rejected" and first.decision_source == "user_reject"
+        (request,) = bridge.requests
+        assert request.tool_name == "mcp__time__get_current_time"
+        assert "time - get_current_time (MCP)" in request.message
+        assert '"timezone": "UTC"' in request.detail
+        assert request.session_rule == "mcp__time__get_current_time"
+
+        second = await engine.run_tool("mcp__time__get_current_time", {"timezone": "UTC"})
+        assert second.status == "success" and second.decision_source == "user_temporary"
+        third = await engine.run_tool("mcp__time__get_current_time", {"timezone": "UTC"})
+        assert third.status == "success" and len(bridge.requests) == 2  # the session rule
+
+        # A rule for one tool does not cover the server's others.
+        other = await engine.run_tool(
+            "mcp__time__convert_time",
+            {"source_timezone": "UTC", "time": "10:00", "target_timezone": "UTC"},
+        )
+        assert other.status == "rejected" and len(bridge.requests) == 3
+
+        engine.set_mode("bypassPermissions")
+        bypass = await engine.run_tool(
+            "mcp__time__convert_time",
+            {"source_timezone": "UTC", "time": "10:00", "target_timezone": "UTC"},
+        )
+        assert bypass.status == "success" and len(bridge.requests) == 3
     finally:
         await engine.aclose()
 
@@ -74,7 +110,8 @@ async def test_plan_mode_runs_read_only_mcp_tools_and_rejects_the_others(
         assert ok.status == "success"
         no = await engine.run_tool("mcp__probe__add_tool", {"name": "x"})
         assert no.status == "rejected" and "Plan mode" in no.text()
-        assert bridge.requests == []
+        # Only the read-only tool got as far as a question.
+        assert [r.tool_name for r in bridge.requests] == ["mcp__probe__echo_env"]
     finally:
         await engine.aclose()
 
@@ -206,3 +243,39 @@ async def test_a_malformed_config_file_is_reported_once(workspace: Path) -> None
     finally:
         await engine.aclose()
     await asyncio.sleep(0)
+
+
+async def test_mcp_tools_deferred_behind_tool_search_in_a_built_engine(
+    workspace: Path, monkeypatch
+) -> None:
+    """build_engine wires MCP, the model service and ToolSearch: deferral works across them."""
+    from codev_ls.app import build_engine
+    from codev_ls.model.tool_defs import tool_specs
+    from tests.mcp_support import everything_server
+
+    monkeypatch.setenv("CODEV_TOOL_SEARCH", "always")
+    write_mcp_json(workspace, {"everything": everything_server()})
+    engine = build_engine(workspace, ScriptedBridge(default_answer="allow_once"))
+    try:
+        manager = engine.services["mcp"]
+        await manager.wait_ready(30)
+        assert manager.status()["deferred"] is True
+        mcp_tools = [t for t in engine.tool_pool() if t.source == "mcp"]
+        assert mcp_tools and all(t.should_defer for t in mcp_tools)
+        specs, deferred = tool_specs(engine.tool_pool(), engine.session)
+        assert "mcp__everything__echo" in deferred
+        assert "mcp__everything__echo" not in [s.name for s in specs]
+        assert "ToolSearch" in [s.name for s in specs]
+
+        # A deferred tool called without its schema: the error says to load it first.
+        bad = await engine.run_tool("mcp__everything__echo", {"msg": "hi"})
+        assert bad.status == "error" and "ToolSearch" in bad.text()
+        loaded = await engine.run_tool("ToolSearch", {"query": "select:mcp__everything__echo"})
+        assert loaded.status == "success", loaded.content
+        assert "mcp__everything__echo" in engine.session.discovered_tools
+        specs, _ = tool_specs(engine.tool_pool(), engine.session)
+        assert "mcp__everything__echo" in [s.name for s in specs]
+        echoed = await engine.run_tool("mcp__everything__echo", {"message": "hi"})
+        assert echoed.status == "success" and "hi" in echoed.text()
+    finally:
+        await engine.aclose()

@@ -589,3 +589,106 @@ async def test_own_ask_is_not_satisfied_by_the_mode(make_engine: EngineFactory) 
     d = await resolve(engine, "WebFetch", {"url": "https://example.com/"}, None)
     assert d.behavior == "deny" and d.source == "user_reject"
     assert engine.bridge.requests[0].always_rule == "WebFetch(domain:example.com)"  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- auto mode's seam
+
+
+async def test_auto_mode_asks_a_model_classifier_for_what_rules_leave_open(
+    make_engine: EngineFactory,
+) -> None:
+    from codev_ls.permissions.modes import ClassifierRequest, ClassifierVerdict
+
+    seen: list[ClassifierRequest] = []
+
+    class Lenient:
+        async def classify(self, request: ClassifierRequest) -> ClassifierVerdict:
+            seen.append(request)
+            return ClassifierVerdict("allow", "a harmless build step")
+
+    engine = make_engine(mode="auto")
+    engine.services["auto_classifier"] = Lenient()
+    d = await judge(engine, "Bash", {"command": "make -j4"})
+    assert d.behavior == "allow" and "a harmless build step" in d.reason
+    assert seen[0].classifier_input == "make -j4" and not seen[0].read_only
+    # Still never for what the parser cannot understand, and never past a deny rule.
+    assert (await judge(engine, "Bash", {"command": "$CMD"})).behavior == "ask"
+    # Nor for what always asks: writes outside the workspace, protected paths.
+    assert (await judge(engine, "Bash", {"command": "make > build.log"})).behavior == "allow"
+    assert (await judge(engine, "Bash", {"command": "make > /tmp/x.log"})).behavior == "ask"
+    assert (await judge(engine, "Bash", {"command": "echo x > .git/config"})).behavior == "ask"
+    denying = make_engine(mode="auto", deny=["Bash(make:*)"])
+    denying.services["auto_classifier"] = Lenient()
+    assert (await judge(denying, "Bash", {"command": "make"})).behavior == "deny"
+
+
+async def test_a_broken_classifier_asks(make_engine: EngineFactory) -> None:
+    class Broken:
+        async def classify(self, request: object) -> object:
+            raise RuntimeError("model down")
+
+    engine = make_engine(mode="auto")
+    engine.services["auto_classifier"] = Broken()
+    assert (await judge(engine, "Bash", {"command": "make"})).behavior == "ask"
+
+
+async def test_audit_log_has_every_decision(make_engine: EngineFactory, workspace: Path) -> None:
+    import json
+
+    engine = make_engine(allow=["Bash(echo:*)"], answers=["reject"])
+    await run(engine, "Bash", command="echo hi")
+    await run(engine, "Bash", command="touch x")
+    await run(engine, "Write", file_path=str(workspace / "w.txt"), content="x")
+    lines = [
+        json.loads(x)
+        for x in (engine.session.data_dir / "permissions.jsonl").read_text().splitlines()
+    ]
+    assert [(r["tool"], r["behavior"], r["source"]) for r in lines] == [
+        ("Bash", "allow", "config"),
+        ("Bash", "deny", "user_reject"),
+        ("Write", "deny", "user_reject"),
+    ]
+    assert lines[0]["rule"] == "Bash(echo:*)" and lines[0]["command"] == "echo hi"
+    assert "content" not in json.dumps(lines[2]), "file contents never go to the log"
+
+
+async def test_force_ask_always_asks_but_deny_wins(make_engine: EngineFactory) -> None:
+    from codev_ls.engine.tool import ToolResult, build_tool
+    from codev_ls.permissions.types import PermissionSubject
+
+    async def call(input: Any, ctx: Any, on_progress: Any) -> ToolResult:
+        return ToolResult("ran")
+
+    risky = build_tool(
+        name="Risky",
+        input_json_schema={"type": "object", "properties": {}},
+        is_read_only=lambda input: True,
+        permission_subject=lambda input, ctx: PermissionSubject(
+            summary="leave the sandbox", force_ask_reason="runs outside the sandbox"
+        ),
+        call=call,
+    )
+    for mode in ("default", "acceptEdits", "bypassPermissions", "auto"):
+        engine = make_engine(mode=mode, allow=["Risky"], tools=[risky])
+        d = await judge(engine, "Risky", {})
+        assert d.behavior == "ask" and d.reason == "runs outside the sandbox", mode
+        assert d.suggestions == []
+    engine = make_engine(mode="bypassPermissions", deny=["Risky"], tools=[risky])
+    assert (await judge(engine, "Risky", {})).behavior == "deny"
+    # A hook's allow does not lift it either.
+    engine = make_engine(allow=["Risky"], tools=[risky], answers=["reject"])
+    d = await resolve(engine, "Risky", {}, PermissionResult.allow(None, "hook ok", "hook"))
+    assert d.behavior == "deny" and d.source == "user_reject"
+
+
+async def test_a_listing_leaves_out_what_a_read_deny_rule_forbids(
+    make_engine: EngineFactory, workspace: Path, places: dict[str, str]
+) -> None:
+    (workspace / "src" / ".env").write_text("KEY=2\n")
+    engine = make_engine(deny=["Read(.env)", "Read(secrets/**)"])
+    (workspace / "secrets" / "k.txt").write_text("k")
+    outcome = await run(engine, "Glob", pattern="**/*", path=str(workspace))
+    listed = outcome.text()
+    assert outcome.status == "success"
+    assert "a.txt" in listed
+    assert ".env" not in listed and "k.txt" not in listed

@@ -102,10 +102,11 @@ def test_wrong_shapes_are_malformed(workspace: Path) -> None:
 
 
 def test_a_rule_that_allows_nothing_is_warned_about(workspace: Path) -> None:
-    write_settings(workspace / ".codev" / "settings.json", {"allow": ["Bash(git * main)"]})
+    write_settings(workspace / ".codev" / "settings.json", {"allow": ["WebFetch(python.org)"]})
     messages: list[tuple[str, str]] = []
     SettingsManager(workspace, report=lambda level, msg: messages.append((level, msg)))
-    assert messages and messages[0][0] == "warning" and "Bash(git * main)" in messages[0][1]
+    assert messages and messages[0][0] == "warning" and "WebFetch(python.org)" in messages[0][1]
+    assert "domain:" in messages[0][1]
 
 
 async def test_edited_settings_apply_to_the_next_use(

@@ -348,3 +348,18 @@ def test_env_of_a_wrapper_reaches_the_commands_it_runs() -> None:
     assert all(("PATH", "bin") in c.env for c in cmds)
     assert matches("echo:*", "BASH_ENV=evil.sh bash -c 'echo hi'") == [False]
     assert matches("echo:*", "LANG=C bash -c 'echo hi'") == [True]
+
+
+def test_wildcards_inside_a_rule() -> None:
+    assert matches("git * main", "git push origin main") == [True]
+    assert matches("git * main", "git push origin main && rm x") == [True, False]
+    assert matches("git * main", "git push $REMOTE main") == [False]  # run-time word
+    assert matches("* --version", "node --version") == [True]
+    assert matches("git * main", "sudo git push origin main") == [False]
+    assert matches("wc:*", "wc -l part{1,2,3}.diff") == [True]  # claude-code#46785
+    # claude-code#56816: a path-scoped deny must fire, `~` included
+    assert matches("grep * /etc/*", "grep root /etc/passwd", "deny") == [True]
+    assert matches("grep * ~/.*", "grep export ~/.bashrc", "deny") == [True]
+    assert matches("grep * /etc/*", "grep root src/x", "deny") == [False]
+    assert matches("echo [x]*", "echo '[x]' y") == [True]  # only `*` is special
+    assert matches("echo [x]*", "echo x y") == [False]

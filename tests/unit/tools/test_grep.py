@@ -228,3 +228,15 @@ async def test_an_unsaved_buffer_not_on_disk_is_searched(
     bridge.open_buffer(path, "needle = 1\n", dirty=True)
     out = await run.ok("Grep", pattern="needle", path=str(path), output_mode="content")
     assert out.text() == f"{path}:1:needle = 1"
+
+
+async def test_a_long_search_reports_progress(
+    run: Runner, workspace: Path, bridge: ScriptedBridge, monkeypatch: pytest.MonkeyPatch
+):
+    from codev_ls.tools import grep
+
+    monkeypatch.setattr(grep, "PROGRESS_EVERY_S", 0.0)
+    (workspace / "a.txt").write_text("needle\n" * 50)
+    await run.ok("Grep", pattern="needle", output_mode="content", head_limit=0)
+    reports = [e.message for e in bridge.progress if e.kind == "report"]
+    assert reports and reports[-1].endswith("results so far")

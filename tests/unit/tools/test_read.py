@@ -532,3 +532,30 @@ def test_read_lines_at_across_chunks_with_cuts(tmp_path: Path, monkeypatch: pyte
         assert [g.data for g in got] == [w[:5] for w in want], (trial, text)
         assert [g.full_length for g in got] == [len(w) for w in want], (trial, text)
         assert end == min(len(data), sum(len(w) + 1 for w in want)), (trial, text)
+
+
+async def test_a_named_pipe_is_refused_not_waited_on(run: Runner, workspace: Path):
+    import os
+
+    fifo = workspace / "pipe"
+    os.mkfifo(fifo)
+    out = await run("Read", file_path=str(fifo))
+    assert out.status == "error" and "not a regular file" in out.text()
+    out = await run("Write", file_path=str(fifo), content="x")
+    assert out.status == "error" and "not a regular file" in out.text()
+
+
+def test_background_counting_gives_way_to_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import time
+
+    monkeypatch.setattr(_lines, "BLOCK", 1024)
+    path = tmp_path / "f.log"
+    path.write_bytes(b"line\n" * 200_000)
+    index = _lines.LineIndex(path.stat().st_size)
+    with index.reading():
+        _lines.finish_in_background(str(path), index)
+        time.sleep(0.2)
+        assert index.scanned == 0  # waits while a read holds the index
+    assert index.background is not None
+    index.background.join(timeout=30)
+    assert index.complete and index.newlines == 200_000

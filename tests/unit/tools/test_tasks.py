@@ -144,6 +144,7 @@ async def test_tasks_end_with_the_engine(
     # A closed manager starts nothing new.
     outcome = await engine.run_tool("Bash", {"command": "echo late", "run_in_background": True})
     assert outcome.status == "error" and "shutting down" in outcome.text()
+    assert engine.services["sandbox"]._tmp_dirs == {}  # nothing made after the close
 
 
 async def test_large_new_output_is_previewed(

@@ -692,3 +692,42 @@ async def test_settings_rules_and_always_allow_through_the_real_permission_syste
         assert again.status == "success" and len(bridge.requests) == 1
     finally:
         await engine.aclose()
+
+
+async def test_the_prompt_goes_to_the_small_model_of_the_configured_provider(
+    workspace: Path, web: FakeWeb, monkeypatch: pytest.MonkeyPatch
+):
+    """The real model layer (Anthropic provider) against a fake Messages API on 127.0.0.1."""
+    # The fake Messages API arrives with the model layer (`model` branch); skipped until then.
+    anthropic_api = pytest.importorskip("tests.fakes.anthropic_api")
+    from codev_ls.app import build_engine
+
+    with anthropic_api.FakeAnthropic() as api:
+        api.push(anthropic_api.reply("Each value has one owner; it is dropped at scope end."))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_api.API_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        monkeypatch.setenv("CODEV_SMALL_MODEL", "claude-small-for-tests")
+        engine = build_engine(
+            workspace, ScriptedBridge(), mode="bypassPermissions", start_mcp=False
+        )
+        engine.services["web"] = WebServices(timeout=3.0)
+        try:
+            assert engine.services.get("model") is not None
+            out = await fetch(engine, f"{web.url}/article", prompt="What are the rules?")
+        finally:
+            await engine.aclose()
+    assert out.status == "success", out.text()
+    assert out.text() == (
+        f"URL: {web.url}/article\nTitle: Ownership | The Guide\nContent-Type: text/html\n\n"
+        "Each value has one owner; it is dropped at scope end."
+    )
+    assert not api.problems  # the request matched the Messages API schema
+    (body,) = api.bodies
+    assert body["model"] == "claude-small-for-tests"
+    assert body["max_tokens"] == 2048
+    assert "untrusted data" in anthropic_api.system_text(body)
+    text = body["messages"][0]["content"][0]["text"]
+    assert "# What is ownership?" in text and text.endswith(
+        "Question about this page: What are the rules?"
+    )
+    assert anthropic_api.API_KEY not in out.text()

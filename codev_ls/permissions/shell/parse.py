@@ -1,39 +1,11 @@
-"""Shell commands, parsed with a real parser (tree-sitter-bash), never pattern-matched.
+"""The shell parser: a command line to its simple commands (tree-sitter-bash).
 
-Permission rules for Bash are judged per *simple command*: ``a && b | c`` is
-three commands, and a rule allows the whole only if it allows each one. This
-module turns a command string into those simple commands — through every
-compound form (``&&``, ``||``, ``;``, ``|``, ``&``, newlines, subshells,
-groups, ``if``/``for``/``while``/``case`` bodies, ``$(...)``, backticks,
-process substitution, unquoted heredoc bodies) — with their words after quote
-removal, their env prefixes and their redirections.
-
-It also *looks through* commands that run other commands: ``bash -c``/``sh -c``
-(the script is parsed in turn), ``eval``, ``xargs``, ``env``, ``nohup``,
-``timeout``, ``nice``, ``time``, ``command``, ``exec``, ``stdbuf``,
-``sudo``/``doas``, ``watch``, and the commands ``find -exec`` runs. The
-command a wrapper runs is what rules see; the wrapper is kept in
-:attr:`SimpleCommand.layers` so that a rule naming it still matches.
-
-Whatever the parser cannot fully account for — a syntax error, a node type this
-module does not know, a command name only known at run time (``$CMD``), a shell
-reading its script from stdin, a function definition that can redefine later
-commands, arithmetic over variables (which can run code) — sets
-``fully_understood = False`` with a reason. The permission system never
-auto-allows such a command; deny and ask rules still see every simple command
-that *was* found.
-
-The API the Bash tool and the permission system use:
-
-- :func:`parse_command` → :class:`ParsedCommand`
-- :func:`is_read_only_command` — the built-in read-only set, whole parse clean
-- :func:`classify_command` — ``"search"`` / ``"read"`` / ``"list"`` for folding
-- :func:`match_rule` — does a ``Bash(...)`` specifier match one simple command
+See the package docstring (:mod:`codev_ls.permissions.shell`) for what is
+looked through and what makes a parse not fully understood.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import threading
@@ -45,17 +17,6 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = [
-    "ParsedCommand",
-    "Redirect",
-    "SimpleCommand",
-    "classify_command",
-    "is_read_only_command",
-    "is_safe_env_name",
-    "match_rule",
-    "parse_command",
-    "read_only_problem",
-]
 
 # How deep `bash -c "bash -c '...'"` and friends are followed before giving up.
 MAX_DEPTH = 6
@@ -70,7 +31,7 @@ HARMLESS_WRITE_TARGETS = frozenset(
 )
 
 
-def _names(text: str) -> frozenset[str]:
+def name_set(text: str) -> frozenset[str]:
     """A set of names written as one space-separated string (keeps long tables short)."""
     return frozenset(text.split())
 
@@ -151,7 +112,7 @@ class SimpleCommand:
     def display(self) -> str:
         """The command as words (env prefixes included), for messages."""
         env = [f"{k}={v}" for k, v in self.env]
-        return " ".join([*env, *(_quote_for_display(w) for w in self.argv)]) or self.text
+        return " ".join([*env, *(quote_word(w) for w in self.argv)]) or self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,13 +203,13 @@ class _Word:
 
 
 # Node types that only group statements: walk their children.
-_CONTAINERS = _names(
+_CONTAINERS = name_set(
     "program list pipeline subshell compound_statement negated_command if_statement "
     "elif_clause else_clause while_statement for_statement do_group case_statement "
     "case_item"
 )
 # Tokens and leaves that carry no command.
-_IGNORED = _names(
+_IGNORED = name_set(
     "comment && || ; ;; ;& ;;& & | |& ( ) { } ! if then fi elif else while until "
     "for select in do done case esac \n"
 )
@@ -264,7 +225,7 @@ _STATEMENTS = _CONTAINERS | {
     "c_style_for_statement",
     "ERROR",
 }
-_WORD_TYPES = _names(
+_WORD_TYPES = name_set(
     "word string raw_string ansi_c_string translated_string concatenation number "
     "simple_expansion expansion command_substitution process_substitution "
     "arithmetic_expansion brace_expression"
@@ -938,7 +899,7 @@ def _ansi_c(body: str) -> str:
     return "".join(out)
 
 
-def _quote_for_display(word: str) -> str:
+def quote_word(word: str) -> str:
     import shlex
 
     return shlex.quote(word) if word else "''"
@@ -1094,7 +1055,7 @@ def _look_through(walker: _Walker, words: list[_Word], depth: int) -> _Inner | N
             with_value=frozenset("nq"),
             flags=frozenset("bcdegtpwxrC"),
             long_with_value=frozenset({"--interval", "--differences", "--equexit"}),
-            long_flags=_names(
+            long_flags=name_set(
                 "--beep --color --no-color --errexit --exec --no-title --precise --chgexit "
                 "--no-wrap"
             ),
@@ -1263,7 +1224,7 @@ def _sudo(words: list[_Word], base: str) -> _Inner:
         long_with_value=frozenset(
             {"--user", "--group", "--prompt", "--chdir", "--host", "--close-from", "--other-user"}
         ),
-        long_flags=_names(
+        long_flags=name_set(
             "--preserve-env --set-home --non-interactive --stdin --reset-timestamp "
             "--background --askpass --bell"
         ),
@@ -1309,7 +1270,7 @@ def _find_exec(words: list[_Word], base: str) -> _Inner | None:
 # --------------------------------------------------------------------------- env safety
 
 # Variables a prefix may set without changing what program runs or what it executes.
-SAFE_ENV_VARS = _names(
+SAFE_ENV_VARS = name_set(
     "LANG LANGUAGE TZ NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE COLUMNS LINES "
     "TERM CI DEBUG VERBOSE NODE_ENV RUST_BACKTRACE RUST_LOG PYTHONUNBUFFERED "
     "PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONHASHSEED PYTHONWARNINGS GOOS "
@@ -1328,526 +1289,3 @@ def is_safe_env_name(name: str, *, standalone: bool = False) -> bool:
     if name in SAFE_ENV_VARS or name.startswith("LC_"):
         return True
     return standalone and name.islower() and name not in _PROXY_VARS and "[" not in name
-
-
-# --------------------------------------------------------------------------- read-only set
-
-
-def _positional(argv: Sequence[str], with_value: Iterable[str] = ()) -> list[str]:
-    """Arguments that are not options (a crude split: ``--`` ends the options)."""
-    takes = set(with_value)
-    out: list[str] = []
-    skip = False
-    options_done = False
-    for word in argv[1:]:
-        if skip:
-            skip = False
-            continue
-        if options_done:
-            out.append(word)
-        elif word == "--":
-            options_done = True
-        elif word.startswith("-") and len(word) > 1:
-            if word in takes:
-                skip = True
-        else:
-            out.append(word)
-    return out
-
-
-def _has_option(argv: Sequence[str], names: Iterable[str], shorts: str = "") -> str | None:
-    """The first option in ``argv`` among ``names`` (``--x`` or ``--x=...``) or short letters."""
-    names = tuple(names)
-    for word in argv[1:]:
-        if word == "--":
-            return None
-        for name in names:
-            if word == name or (name.startswith("--") and word.startswith(name + "=")):
-                return word
-        short = shorts and word.startswith("-") and not word.startswith("--")
-        if short and any(c in shorts for c in word[1:]):
-            return word
-    return None
-
-
-# Commands that read or print and cannot write files or run other programs, whatever their args.
-ALWAYS_READ_ONLY = _names(
-    "cat head tail wc pwd echo printf true false : ls grep egrep fgrep basename "
-    "dirname realpath readlink stat du df whoami id groups uname which type nl cut "
-    "tr cmp comm diff md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum "
-    "cksum seq test [ [[ printenv column od hexdump strings jq tac rev paste fold "
-    "expand unexpand join base64 nproc uptime cd wait sleep locate whereis lsblk "
-    "file"
-)
-# Read-only whatever words xargs appends (used for `xargs CMD`).
-ARGS_IRRELEVANT = _names(
-    "cat head tail wc echo ls grep egrep fgrep basename dirname stat du md5sum "
-    "sha1sum sha256sum sha512sum nl strings"
-)
-
-_GIT_READ_SUBCOMMANDS = _names(
-    "status diff log show branch rev-parse ls-files ls-tree blame describe shortlog "
-    "cat-file rev-list merge-base show-ref tag remote reflog stash config grep "
-    "worktree version help"
-)
-_GIT_SAFE_GLOBAL = frozenset(
-    {"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"}
-)
-_GIT_BRANCH_LIST_OPTS = _names(
-    "-a --all -r --remotes -v -vv --verbose -l --list --show-current --color "
-    "--no-color --column --no-column -i --ignore-case --omit-empty"
-)
-_GIT_BRANCH_VALUE_OPTS = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
-
-
-def _git_problem(argv: Sequence[str]) -> str | None:
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        if argv[i] not in _GIT_SAFE_GLOBAL:
-            return f"`git {argv[i]}` can change which repository or configuration is used"
-        i += 1
-    if i >= len(argv):
-        return "`git` without a subcommand"
-    sub = argv[i]
-    args = list(argv[i + 1 :])
-    if sub not in _GIT_READ_SUBCOMMANDS:
-        return f"`git {sub}` is not in the read-only set"
-    bad = _has_option(
-        ["git", *args], ("--output", "--ext-diff", "--textconv", "--open-files-in-pager", "--exec")
-    )
-    if bad:
-        return f"`git {sub} {bad}` can write files or run programs"
-    if sub == "grep" and _has_option(["git", *args], (), shorts="O"):
-        return "`git grep -O` opens files in a pager"
-    if sub == "branch":
-        listing = any(a in ("-l", "--list") for a in args)
-        j = 0
-        while j < len(args):
-            a = args[j]
-            if a in _GIT_BRANCH_LIST_OPTS or a.startswith(("--sort=", "--format=", "--color=")):
-                j += 1
-                continue
-            if a.split("=", 1)[0] in _GIT_BRANCH_VALUE_OPTS:
-                j += 1 if "=" in a else 2
-                continue
-            if a in ("--sort", "--format"):
-                j += 2
-                continue
-            if not a.startswith("-") and listing:
-                j += 1
-                continue
-            return f"`git branch {a}` changes branches (only listing is read-only)"
-    if sub == "tag" and args:
-        listing = any(a in ("-l", "--list") for a in args)
-        changing = any(a in ("-d", "-a", "-s", "-f", "-m", "-F", "--delete") for a in args)
-        only_list_opts = all(a in ("-l", "--list", "-n") or a.startswith("--sort") for a in args)
-        if not only_list_opts and (not listing or changing):
-            return "`git tag` with arguments changes tags (only listing is read-only)"
-    if sub == "remote" and args and args not in (["-v"], ["--verbose"]):
-        return "`git remote` with arguments can change remotes"
-    if sub == "reflog" and args and args[0] in ("expire", "delete", "drop"):
-        return f"`git reflog {args[0]}` changes the reflog"
-    if sub == "stash" and args[:1] not in (["list"], ["show"]):
-        return "only `git stash list` / `git stash show` are read-only"
-    if sub == "worktree" and args[:1] != ["list"]:
-        return "only `git worktree list` is read-only"
-    if sub == "config" and not any(
-        a in ("--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "get", "list")
-        for a in args
-    ):
-        return "only `git config --get/--list` is read-only"
-    return None
-
-
-def command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str | None:
-    """Why one simple command is not read-only (None: it is).
-
-    With ``redirects=False`` its output redirections are left out: the
-    permission system judges those as writes of their own.
-    """
-    if cmd.assignment_only:
-        if cmd.argv and cmd.argv[0] not in ("export", "local", "declare", "typeset", "readonly"):
-            return f"`{cmd.argv[0]}` changes the shell's state"
-        for name, _ in cmd.env:
-            if not is_safe_env_name(name, standalone=not cmd.argv):
-                return f"setting {name} can change what later commands run"
-        return None
-    for name, _ in cmd.env:
-        if not is_safe_env_name(name):
-            return f"the prefix {name}=... can change what the command runs"
-    if cmd.escalated:
-        return "it runs through sudo"
-    for r in cmd.redirects if redirects else ():
-        if r.writes_file:
-            return f"it writes to {r.target!r}"
-    if not cmd.argv:
-        return None
-    if 0 in cmd.dynamic:
-        return "the command name is only known at run time"
-    name = cmd.argv[0]
-    if "/" in name:
-        return f"`{name}` is run by path, not a known read-only command"
-    argv = cmd.argv
-    if cmd.open_args and name not in ARGS_IRRELEVANT:
-        return f"`xargs {name}` gets arguments only known at run time"
-    # Args only known at run time may carry options (`find . $X` → -delete).
-    dynamic_args = any(i in cmd.dynamic for i in range(1, len(argv)))
-    if name in ALWAYS_READ_ONLY:
-        if name == "file" and _has_option(argv, ("--compile",), shorts="C"):
-            return "`file -C` writes a compiled magic file"
-        return None
-    if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
-        return None
-    if name == "date":
-        if _has_option(argv, ("--set",), shorts="s"):
-            return "`date -s` sets the clock"
-        return None
-    if name == "hostname":
-        return (
-            None
-            if len(argv) == 1 or all(a.startswith("-") for a in argv[1:])
-            else ("`hostname NAME` sets the host name")
-        )
-    if name in ("uniq",):
-        if dynamic_args or len(_positional(argv, ("-f", "-s", "-w"))) > 1:
-            return "`uniq IN OUT` writes OUT"
-        return None
-    if name == "xxd":
-        if dynamic_args or _has_option(argv, (), shorts="r") or len(_positional(argv)) > 1:
-            return "`xxd IN OUT` / `xxd -r` writes files"
-        return None
-    if name == "sort":
-        if dynamic_args:
-            return "`sort` with arguments only known at run time (could be -o)"
-        if _has_option(argv, ("--output", "--compress-program"), shorts="o"):
-            return "`sort -o` writes a file / --compress-program runs one"
-        return None
-    if name == "tree":
-        if dynamic_args or _has_option(argv, (), shorts="o"):
-            return "`tree -o` writes a file"
-        return None
-    if name == "iconv":
-        if dynamic_args or _has_option(argv, ("--output",), shorts="o"):
-            return "`iconv -o` writes a file"
-        return None
-    if name in ("rg",):
-        if dynamic_args:
-            return "`rg` with arguments only known at run time (could be --pre)"
-        if _has_option(argv, ("--pre", "--hostname-bin", "--search-zip"), shorts="z"):
-            return "`rg --pre` runs a program on each file"
-        return None
-    if name == "find":
-        if dynamic_args:
-            return "`find` with arguments only known at run time (could be -delete)"
-        for word in argv[1:]:
-            if word in ("-exec", "-execdir", "-ok", "-okdir", "-delete") or word.startswith(
-                ("-fprint", "-fls")
-            ):
-                return f"`find {word}` runs commands or changes files"
-        return None
-    if name in ("fd", "fdfind"):
-        if dynamic_args or _has_option(argv, ("--exec", "--exec-batch"), shorts="xX"):
-            return "`fd -x` runs commands"
-        return None
-    if name == "git":
-        if dynamic_args:
-            return "`git` with arguments only known at run time"
-        return _git_problem(argv)
-    return f"`{name}` is not in the read-only set"
-
-
-def read_only_problem(command: str | ParsedCommand) -> str | None:
-    """Why a command line is not read-only (None: every part of it is read-only)."""
-    parsed = parse_command(command) if isinstance(command, str) else command
-    if not parsed.fully_understood:
-        return "the command is not fully understood: " + "; ".join(parsed.reasons)
-    if not parsed.commands:
-        return "the command is empty"
-    for r in parsed.redirects:
-        if r.writes_file:
-            return f"it writes to {r.target!r}"
-    for cmd in parsed.commands:
-        problem = command_problem(cmd)
-        if problem:
-            return problem
-    return None
-
-
-def is_read_only_command(command: str) -> bool:
-    """True only when the parse is clean and every simple command is in the read-only set."""
-    try:
-        return read_only_problem(command) is None
-    except Exception:
-        return False
-
-
-# Commands whose arguments never name files they read or write.
-ARGS_NOT_PATHS = _names(
-    "echo printf seq true false : pwd sleep wait uname id whoami groups nproc uptime which "
-    "type command printenv date test [ [[ hostname export local declare typeset readonly unset"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class PathArgument:
-    """A word of a command that may name a file (``dynamic``: only known at run time)."""
-
-    word: str
-    dynamic: bool
-
-
-def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
-    """The words of ``cmd`` that may be files it reads or writes (options left out).
-
-    Deliberately generous: a grep pattern is taken for a path too. The caller
-    resolves them against the working folder; over-matching only ever asks.
-    """
-    if cmd.assignment_only or not cmd.argv or os.path.basename(cmd.argv[0]) in ARGS_NOT_PATHS:
-        return []
-    out: list[PathArgument] = []
-    options_done = False
-    for i, word in enumerate(cmd.argv[1:], 1):
-        dynamic = i in cmd.dynamic
-        if dynamic and word == "{}":
-            continue  # find -exec's placeholder: the files find itself walks
-        if not options_done and word == "--":
-            options_done = True
-            continue
-        if not options_done and word.startswith("-") and len(word) > 1 and not dynamic:
-            _, eq, value = word.partition("=")
-            if eq and "/" in value:
-                out.append(PathArgument(value, False))
-            continue
-        out.append(PathArgument(word, dynamic))
-    return out
-
-
-# --------------------------------------------------------------------------- classification
-
-_SEARCH = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "locate"})
-_READ = _names(
-    "cat head tail wc less more file stat jq nl strings od hexdump xxd tac cut sort uniq diff cmp"
-)
-_LIST = frozenset({"ls", "tree", "du", "df", "pwd"})
-_NEUTRAL = frozenset({"cd", "echo", "printf", "true", "false", ":", "tr", "column", "[["})
-_GIT_CLASS = {
-    "grep": "search",
-    "log": "read",
-    "show": "read",
-    "diff": "read",
-    "blame": "read",
-    "cat-file": "read",
-    "status": "list",
-    "branch": "list",
-    "ls-files": "list",
-    "ls-tree": "list",
-    "tag": "list",
-    "remote": "list",
-    "stash": "list",
-    "worktree": "list",
-}
-
-
-def classify_command(command: str) -> Literal["search", "read", "list"] | None:
-    """Whether a read-only command line is a search, a read or a listing (for folding)."""
-    try:
-        parsed = parse_command(command)
-        if read_only_problem(parsed) is not None:
-            return None
-    except Exception:
-        return None
-    kinds: set[str] = set()
-    for cmd in parsed.commands:
-        if cmd.assignment_only or not cmd.argv:
-            continue
-        name = cmd.argv[0]
-        if name in _SEARCH:
-            kinds.add("search")
-        elif name in _READ:
-            kinds.add("read")
-        elif name in _LIST:
-            kinds.add("list")
-        elif name == "git":
-            sub = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
-            kind = _GIT_CLASS.get(sub)
-            if kind is None:
-                return None
-            kinds.add(kind)
-        elif name in _NEUTRAL:
-            continue
-        else:
-            return None
-    for kind in ("search", "read", "list"):
-        if kind in kinds:
-            return kind  # type: ignore[return-value]
-    return None
-
-
-# --------------------------------------------------------------------------- rules
-
-
-@dataclass(frozen=True, slots=True)
-class CommandPattern:
-    """A ``Bash(...)`` specifier: exact words, a word prefix (``:*``), or a glob."""
-
-    words: tuple[str, ...]
-    prefix: bool
-    # A pattern with `*` elsewhere (deny/ask only: matched against the command text).
-    glob: str | None = None
-    # Several simple commands (`Bash(cd x && make)`): the whole line must be exactly these.
-    compound: tuple[tuple[str, ...], ...] = ()
-    # Env prefixes the rule names (`Bash(FOO=1 npm test)`): allowed to be set as written.
-    env: tuple[tuple[str, str], ...] = ()
-
-
-@lru_cache(maxsize=1024)
-def command_pattern(spec: str) -> CommandPattern:
-    """Parse a Bash rule specifier (``npm run test:*``, ``git status``, ``*rm*``)."""
-    text = spec.strip()
-    prefix = False
-    if text.endswith(":*") or text.endswith(" *"):
-        text, prefix = text[:-2].rstrip(), True
-    elif text == "*":
-        return CommandPattern((), True)
-    if "*" in text and not _quoted_star_only(text):
-        return CommandPattern((), False, glob=spec.strip())
-    parsed = parse_command(text)
-    cmds = [c for c in parsed.commands]
-    if len(cmds) == 1 and not cmds[0].redirects and cmds[0].argv:
-        words = cmds[0].layers[0] if cmds[0].layers else cmds[0].argv
-        return CommandPattern(words, prefix, env=cmds[0].env)
-    if len(cmds) > 1 and not prefix:
-        return CommandPattern((), False, compound=tuple(c.argv for c in cmds))
-    return CommandPattern(tuple(text.split()), prefix)
-
-
-def _quoted_star_only(text: str) -> bool:
-    return False
-
-
-def _words_match(pattern: Sequence[str], argv: Sequence[str], *, fold: bool) -> bool:
-    if fold:
-        if not argv or not pattern:
-            return False
-        head_ok = _norm_name(argv[0]) == _norm_name(pattern[0])
-        return head_ok and tuple(argv[1:]) == tuple(pattern[1:])
-    return tuple(argv) == tuple(pattern)
-
-
-def _norm_name(name: str) -> str:
-    return os.path.basename(name).lower()
-
-
-def match_rule(spec: str, cmd: SimpleCommand, kind: Literal["allow", "ask", "deny"]) -> bool:
-    """Whether the Bash specifier ``spec`` matches the simple command ``cmd``.
-
-    Deny and ask rules match any look-through level, by program basename,
-    case-insensitively, and with words only known at run time treated as
-    possibly matching: they err towards matching. Allow rules match exactly:
-    the static words, the program as written, no unsafe env prefix, no sudo
-    unless the rule names it.
-    """
-    pat = command_pattern(spec)
-    if kind == "allow":
-        return _allow_matches(pat, cmd)
-    return _deny_matches(pat, cmd)
-
-
-def _deny_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
-    layers = cmd.layers or (cmd.argv,)
-    if pat.glob is not None:
-        texts = [" ".join(layer) for layer in layers]
-        texts += [" ".join([os.path.basename(layer[0]), *layer[1:]]) for layer in layers if layer]
-        return any(fnmatch.fnmatchcase(t.lower(), pat.glob.lower()) for t in texts)
-    if pat.compound:
-        return any(_deny_matches(CommandPattern(words, True), cmd) for words in pat.compound[:1])
-    if not pat.words:
-        return True
-    for layer in layers:
-        if not layer:
-            continue
-        n = len(pat.words)
-        if _norm_name(layer[0]) != _norm_name(pat.words[0]):
-            continue
-        # A word only known at run time may be anything: it matches for deny/ask.
-        ok = True
-        for i in range(1, n):
-            if i >= len(layer):
-                ok = False
-                break
-            if layer[i] != pat.words[i] and not _maybe_dynamic(cmd, layer, i):
-                ok = False
-                break
-        if not ok:
-            continue
-        if pat.prefix or len(layer) == n:
-            return True
-    return False
-
-
-def _maybe_dynamic(cmd: SimpleCommand, layer: tuple[str, ...], index: int) -> bool:
-    if layer is cmd.argv or layer == cmd.argv:
-        return index in cmd.dynamic
-    # Outer layers: the inner argv is their tail; map the index.
-    offset = len(layer) - len(cmd.argv)
-    return index - offset in cmd.dynamic if index >= offset else False
-
-
-def _allow_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
-    if pat.glob is not None or pat.compound:
-        return False  # judged on the whole line (compound) or never (globs)
-    if not _env_allowed(pat, cmd):
-        return False
-    if not pat.words:
-        return not cmd.escalated and 0 not in cmd.dynamic
-    layers = cmd.layers or (cmd.argv,)
-    depth_of_argv = len(layers) - 1
-    for level, layer in enumerate(layers):
-        # Below sudo, only a rule naming sudo (an outer layer) may allow.
-        wrappers_above = cmd.wrappers[:level] if level <= len(cmd.wrappers) else cmd.wrappers
-        if any(w in ESCALATING_WRAPPERS for w in wrappers_above):
-            continue
-        n = len(pat.words)
-        if len(layer) < n or tuple(layer[:n]) != pat.words:
-            continue
-        static_upto = _static_len(cmd, layer, level == depth_of_argv)
-        if static_upto < n:
-            continue
-        if pat.prefix:
-            return True
-        if len(layer) == n and static_upto >= n and not cmd.open_args:
-            return True
-    return False
-
-
-def _env_allowed(pat: CommandPattern, cmd: SimpleCommand) -> bool:
-    """Env prefixes: each is known-safe or named (with its value) by the rule."""
-    named = dict(pat.env)
-    for name, value in cmd.env:
-        if name in named:
-            if named[name] != value:
-                return False
-        elif not is_safe_env_name(name):
-            return False
-    return all(pair in cmd.env for pair in pat.env)
-
-
-def _static_len(cmd: SimpleCommand, layer: tuple[str, ...], innermost: bool) -> int:
-    """How many leading words of ``layer`` are known before the command runs."""
-    offset = len(layer) - len(cmd.argv)
-    for i in range(len(layer)):
-        j = i - offset
-        if j >= 0 and j in cmd.dynamic:
-            return i
-    return len(layer)
-
-
-def compound_allowed(spec: str, parsed: ParsedCommand) -> bool:
-    """A compound allow rule (``Bash(cd x && make)``) matches exactly that whole line."""
-    pat = command_pattern(spec)
-    if not pat.compound or not parsed.fully_understood:
-        return False
-    argvs = tuple(c.argv for c in parsed.commands)
-    if argvs != pat.compound:
-        return False
-    return all(not c.dynamic and not c.env and not c.open_args for c in parsed.commands)
