@@ -113,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from codev_ls.engine.secrets import install_log_redaction
+
+    install_log_redaction()
     if args.command == "tool":
         return run_tool_command(args)
     if args.command == "chat":

@@ -27,6 +27,9 @@ def build_engine(
     ``start_mcp=False`` attaches the MCP manager without starting servers (the
     terminal runner starts them only for an ``mcp__`` tool).
     """
+    from codev_ls.engine.secrets import install_log_redaction
+
+    install_log_redaction()  # API keys never reach a log, whoever logs
     engine = Engine(root, bridge, mode=mode or "default")
     attach_permissions(engine, explicit_mode=mode is not None)
     # MCP servers start in the background; their tools join engine.mcp_tools when ready.

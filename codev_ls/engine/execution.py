@@ -27,6 +27,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codev_ls.engine import telemetry
 from codev_ls.engine.context import ToolUseContext
 from codev_ls.engine.hooks import PostToolUseResult
 from codev_ls.engine.outcome import (
@@ -40,6 +41,7 @@ from codev_ls.engine.outcome import (
 )
 from codev_ls.engine.registry import find_tool
 from codev_ls.engine.results import PersistError, persist_large_result
+from codev_ls.engine.secrets import redact_outcome
 from codev_ls.engine.tool import (
     InputError,
     Progress,
@@ -128,6 +130,12 @@ class _Run:
     # ---------------------------------------------------------------- driver
 
     async def execute(self) -> ToolOutcome:
+        span = telemetry.start_tool_span(self.use.name, self.use.id)  # None unless OTel is on
+        outcome = redact_outcome(await self._stages())  # API keys never leave in an outcome
+        telemetry.end_tool_span(span, outcome)
+        return outcome
+
+    async def _stages(self) -> ToolOutcome:
         try:
             tool = self.stage1_find_tool()
             self.input = self.stage2_schema(tool, self.use.input)

@@ -24,6 +24,7 @@ it into an ``error`` outcome so that the server never goes down with a tool.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -260,6 +261,12 @@ class Tool:
         """Validate raw input; raises :class:`InputError` naming the offending fields."""
         if not isinstance(raw, dict):
             raise InputError(f"{self.name} takes a JSON object as input, got {type(raw).__name__}.")
+        where = _lone_surrogate(raw)
+        if where is not None:
+            raise InputError(
+                f"{self.name}: {where} holds a lone UTF-16 surrogate (an escape like \\ud800 "
+                "without its pair), which is not text. Send the characters themselves."
+            )
         if self.input_model is not None:
             try:
                 return self.input_model.model_validate(raw)
@@ -271,6 +278,33 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
+
+
+# Lone surrogates (JSON may carry "\ud800"); \udc80-\udcff stand for undecodable bytes
+# in file names (Python's surrogateescape) and stay allowed.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _lone_surrogate(value: Any, path: str = "", depth: int = 0) -> str | None:
+    """The field holding a lone surrogate, if any (``file_path``, ``edits[0].old``)."""
+    if isinstance(value, str):
+        return (path or "the input") if _LONE_SURROGATE.search(value) else None
+    if depth > 64:
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _LONE_SURROGATE.search(key):
+                return f"the key {name!r}"
+            found = _lone_surrogate(item, name, depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{i}]", depth + 1)
+            if found:
+                return found
+    return None
 
 
 def _dump_input(input: Any) -> Any:

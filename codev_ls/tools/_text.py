@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import re
 from dataclasses import dataclass
 
 # How much of a file decides its encoding when it is read in pieces.
@@ -122,14 +123,40 @@ def unified_diff(old: str | None, new: str, label: str, *, context: int = 3) -> 
     old_lines = _diff_lines(old or "")
     new_lines = _diff_lines(new)
     fromfile = "/dev/null" if old is None else f"a/{label}"
-    lines = difflib.unified_diff(old_lines, new_lines, fromfile, f"b/{label}", n=context)
+    # difflib is quadratic-ish on long files: hand it only the part that changed (plus
+    # context), then put the hunks back at their real line numbers. An Edit of one
+    # line in a 10 MB file takes milliseconds instead of seconds.
+    lo, old_hi, new_hi = _changed_span(old_lines, new_lines, context)
+    lines = difflib.unified_diff(
+        old_lines[lo:old_hi], new_lines[lo:new_hi], fromfile, f"b/{label}", n=context
+    )
     out = []
     for line in lines:
+        if lo and line.startswith("@@ "):
+            line = _HUNK.sub(
+                lambda m: f"-{int(m.group(1)) + lo}{m.group(2)} +{int(m.group(3)) + lo}", line, 1
+            )
         if line.endswith("\n"):
             out.append(line)
         else:
             out.append(line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+_HUNK = re.compile(r"-(\d+)(,\d+)? \+(\d+)")
+
+
+def _changed_span(old: list[str], new: list[str], context: int) -> tuple[int, int, int]:
+    """(start, old end, new end) of the lines that differ, widened by ``context`` lines."""
+    limit = min(len(old), len(new))
+    start = 0
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    keep = max(0, end - context)
+    return max(0, start - context), len(old) - keep, len(new) - keep
 
 
 def _diff_lines(text: str) -> list[str]:

@@ -177,6 +177,10 @@ class GrepTool(Tool):
     async def validate_input(self, input: GrepInput, ctx: ToolUseContext) -> ValidationResult:
         if input.pattern == "":
             return ValidationResult.fail("pattern must not be empty.")
+        for name in ("pattern", "path", "glob", "type"):
+            if "\x00" in (getattr(input, name) or ""):
+                # No program argument can hold a NUL byte.
+                return ValidationResult.fail(f"{name} must not contain NUL characters.")
         if input.path is not None:
             base = Path(input.path)
             if not base.is_absolute():

@@ -173,6 +173,9 @@ def _parse_cached(command: str) -> ParsedCommand:
         )
     if "\x00" in command:
         return ParsedCommand(command, (), False, ("the command contains a NUL character",))
+    if _LONE_SURROGATE.search(command):
+        # JSON may carry "\ud800": no byte string (no shell) can hold it.
+        return ParsedCommand(command, (), False, ("the command contains a lone surrogate",))
     walker = _Walker()
     walker.parse_script(command, depth=0, layers=(), wrappers=())
     control = _CONTROL_CHARS.search(command)
@@ -192,7 +195,28 @@ def _parse_cached(command: str) -> ParsedCommand:
     )
 
 
+# Surrogates that are not surrogateescape's stand-ins for undecodable bytes.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _CONTROL_CHARS = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
+
+
+# tree-sitter-bash's scanner (0.25.1, src/scanner.c, `brace_start`) calls the C
+# `isdigit()` on the character after `{`, `{12` or `{1..2`: a code point above 255
+# indexes past glibc's table and crashes the process (`echo {\U000c7249`).
+_SCANNER_TRAP = re.compile(r"(\{[0-9]*(?:\.\.[0-9]*)?)([^\x00-\xff])")
+
+
+def _scanner_safe(script: str) -> str | None:
+    """``script`` with the characters that would crash the scanner replaced by ASCII
+    letters of the same UTF-8 length (byte offsets stay true); None when none do."""
+    if not _SCANNER_TRAP.search(script):
+        return None
+
+    def replace(m: re.Match[str]) -> str:
+        size = len(m.group(2).encode("utf-8", "surrogateescape"))
+        return m.group(1) + "x" * size
+
+    return _SCANNER_TRAP.sub(replace, script)
 
 
 @dataclass(slots=True)
@@ -232,6 +256,18 @@ _WORD_TYPES = name_set(
 )
 
 
+_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+# In `$((...))`, anything but numbers and operators may name code ('a[$(cmd)]', x).
+_ARITH_UNKNOWN = name_set(
+    "variable_name simple_expansion expansion subscript raw_string string word "
+    "ansi_c_string concatenation translated_string"
+)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_STATIC_INDEX = re.compile(r"[0-9]+|@|\*")
+# A literal `[...` followed by something bash expands inside an array subscript.
+_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*?(\$[({\[]|`)")
+
+
 class _Walker:
     """Walks a syntax tree, collecting simple commands and reasons for doubt."""
 
@@ -260,7 +296,12 @@ class _Walker:
             self.reasons.append("commands nested too deeply to follow")
             return
         data = script.encode("utf-8", "surrogateescape")
-        tree = _parser().parse(data)
+        safe = _scanner_safe(script)
+        if safe is not None:
+            self.reasons.append(
+                "a `{` is followed by a character the bash grammar's scanner cannot read"
+            )
+        tree = _parser().parse(data if safe is None else safe.encode("utf-8", "surrogateescape"))
         saved, saved_env = self._src, self._inherited
         self._src = data
         self._inherited = (*saved_env, *env)
@@ -658,16 +699,30 @@ class _Walker:
         """``[[ ... ]]``: a read-only test; words inside may hold substitutions."""
         arithmetic = False
         self._substitutions(node, depth)
+        inside = self._text(node).strip()
+        inside = inside[2:-2] if inside.startswith("[[") and inside.endswith("]]") else inside
+        unquoted = re.sub(r"[\\'\"]", "", inside)
+        if _SUBSCRIPT_CODE.search(unquoted):
+            self.reasons.append(
+                "a word in `[[ ... ]]` can be evaluated as an array subscript (`-v`, "
+                "arithmetic), which runs the command inside it"
+            )
         for sub in _descendants(node):
-            if sub.type == "test_operator" and self._text(sub) in (
-                "-eq",
-                "-ne",
-                "-lt",
-                "-le",
-                "-gt",
-                "-ge",
-            ):
+            if sub.type == "test_operator" and self._text(sub) in _ARITH_TEST_OPS:
                 arithmetic = True
+            if sub.type == "binary_expression" and any(
+                op.type == "test_operator" and self._text(op) in _ARITH_TEST_OPS
+                for op in sub.children
+            ):
+                # `[[ x -eq 1 ]]` evaluates `x` (a name, a quoted 'a[$(cmd)]') as
+                # arithmetic: array subscripts in it run commands. Only numbers are known.
+                for side in (sub.child_by_field_name("left"), sub.child_by_field_name("right")):
+                    if side is not None and not _INTEGER.fullmatch(self._text(side)):
+                        self.reasons.append(
+                            f"`[[ ... {self._text(side)} -eq ... ]]` evaluates "
+                            f"{self._text(side)!r} as arithmetic, which can run code"
+                        )
+                        break
         if arithmetic and any(
             s.type in ("simple_expansion", "expansion", "variable_name") for s in _descendants(node)
         ):
@@ -680,6 +735,17 @@ class _Walker:
 
     def _word(self, node: Node, depth: int) -> _Word:
         """Quote removal for one word; substitutions inside are walked as commands."""
+        word = self._word_inner(node, depth)
+        if not word.dynamic and _SUBSCRIPT_CODE.search(word.value):
+            # Bash evaluates names like 'a[$(cmd)]' as array subscripts in `test -v`,
+            # `printf -v`, `read`, `declare`, arithmetic...: the `$(cmd)` runs.
+            self.reasons.append(
+                f"{word.source!r} can be evaluated as an array subscript, which runs the "
+                "command inside it"
+            )
+        return word
+
+    def _word_inner(self, node: Node, depth: int) -> _Word:
         kind = node.type
         source = self._text(node)
         if kind == "word":
@@ -733,14 +799,18 @@ class _Walker:
         if kind == "expansion":
             if any(c.type == "@" for c in node.children):
                 self.reasons.append(f"`{source}` transforms a value in ways not analysed")
+            for sub in _descendants(node):
+                index = sub.child_by_field_name("index") if sub.type == "subscript" else None
+                if index is not None and not _STATIC_INDEX.fullmatch(self._text(index)):
+                    self.reasons.append(
+                        f"the array subscript in `{source}` is evaluated as arithmetic, "
+                        "which can run code"
+                    )
             self._substitutions(node, depth)
             return _Word(source, True, source)
         if kind == "arithmetic_expansion":
             self._substitutions(node, depth)
-            if any(
-                s.type in ("variable_name", "simple_expansion", "expansion", "subscript")
-                for s in _descendants(node)
-            ):
+            if any(s.type in _ARITH_UNKNOWN for s in _descendants(node)):
                 self.reasons.append(
                     f"arithmetic over variables ({source}) can run code and is not analysed"
                 )

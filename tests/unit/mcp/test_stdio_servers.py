@@ -148,8 +148,10 @@ async def test_everything_server_progress_image_and_embedded_resource(workspace:
 async def test_everything_server_env_expansion_reaches_the_process(
     workspace: Path, monkeypatch
 ) -> None:
-    monkeypatch.setenv("CODEV_TEST_SECRET", "s3cr3t-value")
-    server = everything_server(env={"PASSED_IN": "${CODEV_TEST_SECRET}", "LITERAL": "plain"})
+    # Not named like a secret: values of *_SECRET/*_API_KEY/*_TOKEN variables are masked
+    # in outcomes (engine/secrets.py).
+    monkeypatch.setenv("CODEV_TEST_EXPANDED", "s3cr3t-value")
+    server = everything_server(env={"PASSED_IN": "${CODEV_TEST_EXPANDED}", "LITERAL": "plain"})
     engine, _, _ = await start_engine(workspace, {"everything": server})
     try:
         outcome = await engine.run_tool("mcp__everything__get-env", {})
