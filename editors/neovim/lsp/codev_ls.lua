@@ -6,7 +6,6 @@ return {
   -- Codev works on any file of a project: no filetype filter.
   root_markers = { '.codev', '.git', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod' },
   init_options = { permissionMode = 'default' },
-  settings = { codev = {} },
   handlers = {
     ['window/showMessageRequest'] = function(...)
       return require('codev.prompt').show_message_request(...)
