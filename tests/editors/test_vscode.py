@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.timeout(400)
+
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "editors" / "vscode"
 DOCS = REPO / "docs"

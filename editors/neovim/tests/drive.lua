@@ -85,7 +85,7 @@ local ok, err = pcall(function()
     result.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
     result.modified = vim.bo[buf].modified
   elseif scenario == 'cancel-bash' then
-    local bash = run_tool('Bash', { command = 'sleep 31.337; echo never', timeout = 120000 })
+    local bash = run_tool('Bash', { command = 'sleep 31.337; touch never.txt', timeout = 120000 })
     press_in_prompt('a')
     -- Let the command start, then interrupt it from the editor.
     vim.wait(1500, function()

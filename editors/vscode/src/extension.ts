@@ -1,3 +1,5 @@
+// Note: the server contributes the commands codev.listTools/runTool/permissionMode/chat itself
+// (executeCommandProvider); the extension's own commands must not reuse those names.
 // Codev for VS Code: starts Codev LS, shows its permission prompts and edit previews, a chat view,
 // a status-bar item with the permission mode and the running tool.
 import * as vscode from "vscode";
@@ -181,7 +183,7 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider("codev.chat", chat),
     vscode.commands.registerCommand("codev.ask", () => chat.ask()),
-    vscode.commands.registerCommand("codev.runTool", runTool),
+    vscode.commands.registerCommand("codev.pickTool", runTool),
     vscode.commands.registerCommand("codev.setPermissionMode", setPermissionMode),
     vscode.commands.registerCommand("codev.explainPermission", explainPermission),
     vscode.commands.registerCommand("codev.restartServer", () => restart(context)),

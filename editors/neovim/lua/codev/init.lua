@@ -132,7 +132,8 @@ local function decode(json)
   return value
 end
 
---- Show a tool outcome: short ones as a message, long ones in a scratch buffer.
+--- Show a tool outcome: a one-line message, and the content in a floating preview
+--- (closed by moving the cursor) — never a multi-line message that stops for "Press ENTER".
 function M.show_outcome(name, outcome)
   local content = outcome.content
   if type(content) == 'table' then
@@ -143,19 +144,21 @@ function M.show_outcome(name, outcome)
     content = table.concat(parts, '\n')
   end
   local header = ('%s: %s%s'):format(name, outcome.status, outcome.decisionSource and (' (' .. outcome.decisionSource .. ')') or '')
-  local lines = vim.split(content or '', '\n', { plain = true })
   local level = outcome.status == 'success' and vim.log.levels.INFO or vim.log.levels.WARN
-  if #lines <= 8 then
-    notify(header .. '\n' .. (content or ''), level)
-  else
-    local buf = vim.api.nvim_create_buf(false, true)
-    vim.bo[buf].bufhidden = 'wipe'
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend({ header, '' }, lines))
-    vim.cmd('botright split')
-    vim.api.nvim_win_set_buf(0, buf)
-    vim.bo[buf].modifiable = false
-  end
   M.last_outcome = outcome
+  local lines = vim.split(content or '', '\n', { plain = true })
+  if #lines == 1 and #lines[1] < vim.o.columns - #header - 16 then
+    notify(header .. (lines[1] ~= '' and (': ' .. lines[1]) or ''), level)
+    return
+  end
+  notify(header, level)
+  vim.lsp.util.open_floating_preview(lines, 'text', {
+    border = 'rounded',
+    title = ' ' .. header .. ' ',
+    max_height = math.floor(vim.o.lines * 0.6),
+    max_width = math.floor(vim.o.columns * 0.8),
+    focus_id = 'codev_outcome',
+  })
 end
 
 --- :CodevTool NAME JSON — run one tool through the engine.

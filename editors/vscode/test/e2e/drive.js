@@ -83,6 +83,7 @@ async function main() {
       result.steps.push("prompt-shown");
       const toast = page.locator(".notifications-toasts .notification-toast").first();
       result.prompt = (await toast.innerText()).slice(0, 2000);
+      await page.waitForTimeout(800); // let the toast finish fading in
       await page.screenshot({ path: path.join(shots, "vscode-permission-prompt.png") });
       await allow.first().click();
       result.steps.push("allowed");
@@ -99,6 +100,16 @@ async function main() {
       const apply = page.locator(".monaco-button", { hasText: /^Apply$/ });
       await apply.first().waitFor({ timeout: 60000 });
       result.steps.push("preview-shown");
+      // Changes that need confirmation start unticked: the user ticks the hunks to accept
+      // (here the file's box, which ticks all of them), then applies.
+      const boxes = page.locator("input.edit-checkbox");
+      await boxes.first().waitFor({ timeout: 15000 });
+      await boxes.first().check();
+      for (let i = 0; i < (await boxes.count()); i++) {
+        if (!(await boxes.nth(i).isChecked())) await boxes.nth(i).check();
+      }
+      result.hunkBoxes = (await boxes.count()) - 1;
+      await page.waitForTimeout(300);
       await page.screenshot({ path: path.join(shots, "vscode-edit-diff.png") });
       await apply.first().click();
       result.steps.push("applied");
