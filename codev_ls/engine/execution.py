@@ -373,7 +373,7 @@ class _Run:
             tool_use_id=self.use.id,
             tool_name=self._name(),
             status="error",
-            content=message,
+            content=cut_message(message),
             decision_source=d.source if d else None,
             decision_rule=d.rule if d else None,
         )
@@ -407,6 +407,17 @@ class _Run:
             decision_source=d.source if d else None,
             decision_rule=d.rule if d else None,
         )
+
+
+MAX_ERROR_CHARS = 8_000
+
+
+def cut_message(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Keep error messages readable: a message that echoes a huge input is cut in the middle."""
+    if len(message) <= limit:
+        return message
+    half = limit // 2
+    return f"{message[:half]}\n… [{len(message) - limit:,} characters cut] …\n{message[-half:]}"
 
 
 def _append_text(content: Any, text: str) -> Any:

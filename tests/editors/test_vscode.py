@@ -47,15 +47,34 @@ def _require(ok: bool, why: str) -> None:
 @pytest.fixture(scope="module")
 def vsix() -> Path:
     _require(shutil.which("npm") is not None, "npm is not installed")
-    _require(CODE_SERVER.exists(), f"code-server is not installed ({CODE_SERVER}); run scripts/install-editor-test-deps.sh")
-    _require(Path("/usr/bin/chromium").exists(), "chromium is not installed; run scripts/install-editor-test-deps.sh")
+    _require(
+        CODE_SERVER.exists(),
+        f"code-server is not installed ({CODE_SERVER}); run scripts/install-editor-test-deps.sh",
+    )
+    _require(
+        Path("/usr/bin/chromium").exists(),
+        "chromium is not installed; run scripts/install-editor-test-deps.sh",
+    )
     if not (EXT / "node_modules").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=EXT, check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"],
+            cwd=EXT,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     subprocess.run(["npm", "run", "build"], cwd=EXT, check=True, capture_output=True, timeout=300)
     for old in EXT.glob("*.vsix"):
         old.unlink()
     subprocess.run(
-        ["npx", "vsce", "package", "--no-dependencies", "--allow-missing-repository", "--skip-license"],
+        [
+            "npx",
+            "vsce",
+            "package",
+            "--no-dependencies",
+            "--allow-missing-repository",
+            "--skip-license",
+        ],
         cwd=EXT,
         check=True,
         capture_output=True,
@@ -85,7 +104,13 @@ def code_server(vsix: Path, workspace: Path, tmp_path: Path) -> Iterator[tuple[s
         "XDG_CACHE_HOME": str(home / ".cache"),
     }
     cmd = [str(CODE_SERVER), "--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
-    subprocess.run([*cmd, "--install-extension", str(vsix)], env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [*cmd, "--install-extension", str(vsix)],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     (user_data / "User" / "settings.json").write_text(
         json.dumps(
             {
@@ -151,7 +176,9 @@ def _drive(scenario: str, url: str, workspace: Path, tmp_path: Path) -> dict:
     assert lines, f"drive.js printed no result:\n{out.stdout}\n{out.stderr}"
     result = json.loads(lines[-1])
     log = (tmp_path / "code-server.log").read_text()[-4000:]
-    assert result["ok"], f"{result.get('error')}\nsteps: {result['steps']}\n--- code-server log ---\n{log}"
+    assert result["ok"], (
+        f"{result.get('error')}\nsteps: {result['steps']}\n--- code-server log ---\n{log}"
+    )
     return result
 
 
