@@ -9,8 +9,8 @@ its keys; this side checks the disk and the processes.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
