@@ -298,7 +298,9 @@ HEADERS = ("measure", "Codev LS", "same-run baseline", "ratio", "target", "notes
 
 
 def _cells(line: Line) -> tuple[str, ...]:
-    ratio = f"{line.ratio:.2f}×" if line.ratio is not None else ""
+    ratio = ""
+    if line.ratio is not None:
+        ratio = f"{line.ratio:.2f}×" if line.ratio >= 0.01 else f"{line.ratio:.1e}×"
     target = line.target
     if line.met is False:
         target += " — MISSED"
