@@ -188,6 +188,7 @@ async def test_kill_9_during_writes_never_leaves_a_mix(workspace: Path) -> None:
         outcomes["old" if got == old else "new"] += 1
         for leftover in workspace.glob(".data.txt.*.codev-tmp"):
             leftover.unlink()  # a killed writer cannot clean up its temp file; it never is the file
+    print(f"kill -9 during Write, {runs} runs: {outcomes}")  # -s shows where the kills landed
     assert sum(outcomes.values()) == runs
 
 
