@@ -22,6 +22,7 @@ session that owns the area; this runner only calls them:
 ``grep``/``read``  ``tools.py``: Grep vs raw ``rg``, Read window of a 1 GB file
 ``bash``         ``bash_bench.py``: 1 GB of output, peak RSS
 ``permissions``  ``permissions_bench.py``: parse, decide, settings check
+``telemetry``    ``telemetry_bench.py``: a tool use with OpenTelemetry off / on
 ===============  ===========================================================
 """
 
@@ -232,6 +233,27 @@ def bench_permissions(s: Settings) -> list[Line]:
     ]  # fmt: skip
 
 
+def bench_telemetry(s: Settings) -> list[Line]:
+    tb = importlib.import_module("telemetry_bench")
+    m = asyncio.run(tb.measure(100 if s.quick else 400))
+    lines = [
+        Line("Read through the engine, telemetry off (the default)", us(m["off"]),
+             f"{us(m['none'])} (the hook removed)", m["off"] / m["none"],
+             f"≤ {tb.TARGET_OFF}×", m["off"] / m["none"] <= tb.TARGET_OFF),
+    ]  # fmt: skip
+    if "on" in m:
+        lines.append(
+            Line(
+                "  telemetry on (SDK, batch export)",
+                us(m["on"]),
+                f"{us(m['none'])}",
+                m["on"] / m["none"],
+                note="for information",
+            )
+        )
+    return lines
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     "lsp": bench_lsp,
     "lsp_costs": bench_lsp_costs,
@@ -240,6 +262,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "read": bench_read,
     "bash": bench_bash,
     "permissions": bench_permissions,
+    "telemetry": bench_telemetry,
 }
 
 
@@ -275,7 +298,9 @@ HEADERS = ("measure", "Codev LS", "same-run baseline", "ratio", "target", "notes
 
 
 def _cells(line: Line) -> tuple[str, ...]:
-    ratio = f"{line.ratio:.2f}×" if line.ratio is not None else ""
+    ratio = ""
+    if line.ratio is not None:
+        ratio = f"{line.ratio:.2f}×" if line.ratio >= 0.01 else f"{line.ratio:.1e}×"
     target = line.target
     if line.met is False:
         target += " — MISSED"

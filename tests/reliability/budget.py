@@ -11,8 +11,13 @@ multiplies it (or takes ``CODEV_FUZZ_EXAMPLES`` as is).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 LONG = os.environ.get("CODEV_FUZZ", "").lower() == "long"
 
@@ -25,10 +30,11 @@ def examples(ci: int) -> int:
     return ci * 30 if LONG else ci
 
 
-def fuzz_settings(ci: int, **extra: object) -> settings:
-    """Hypothesis settings: ``ci`` examples in CI, no per-example deadline (a shared
-    machine's load would make any deadline flaky), no example database in CI."""
-    return settings(
+def fuzz_settings(ci: int, **extra: object) -> Callable[[F], F]:
+    """Hypothesis settings — ``ci`` examples in CI, no per-example deadline (a shared
+    machine's load would make any deadline flaky), no example database in CI — and,
+    for a longer run, no pytest-timeout limit on the test as a whole."""
+    chosen = settings(
         max_examples=examples(ci),
         deadline=None,
         suppress_health_check=[
@@ -40,3 +46,10 @@ def fuzz_settings(ci: int, **extra: object) -> settings:
         database=None if os.environ.get("CI") else settings.default.database,
         **extra,  # type: ignore[arg-type]
     )
+    longer = examples(ci) > ci
+
+    def apply(test: F) -> F:
+        test = chosen(test)
+        return pytest.mark.timeout(0)(test) if longer else test
+
+    return apply

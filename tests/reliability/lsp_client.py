@@ -91,7 +91,9 @@ class LspProcess:
                         self.notifications.append(message)
                 else:
                     self.bytes_received.append(("response", len(body)))
-                    future = self._pending.pop(message.get("id"), None)
+                    msg_id = message.get("id")
+                    # An answer to a garbage id (a list, an object) we never asked with.
+                    future = self._pending.pop(msg_id, None) if _hashable(msg_id) else None
                     if future is not None and not future.done():
                         future.set_result(message)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -190,6 +192,14 @@ class LspProcess:
         self._reader.cancel()
         with contextlib.suppress(BaseException):
             await self._reader
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def uri_path(uri: str) -> Path:

@@ -155,7 +155,7 @@ async def test_vanishing_during_a_long_bash(workspace: Path) -> None:
 async def test_kill_9_during_writes_never_leaves_a_mix(workspace: Path) -> None:
     """The server writes the file itself (no applyEdit): atomically, or not at all."""
     target = workspace / "data.txt"
-    runs = examples(8)
+    runs = examples(5)
     rng = random.Random(11)
     old = "old line\n" * 400_000  # 3.6 MB
     outcomes = {"old": 0, "new": 0}
@@ -188,6 +188,7 @@ async def test_kill_9_during_writes_never_leaves_a_mix(workspace: Path) -> None:
         outcomes["old" if got == old else "new"] += 1
         for leftover in workspace.glob(".data.txt.*.codev-tmp"):
             leftover.unlink()  # a killed writer cannot clean up its temp file; it never is the file
+    print(f"kill -9 during Write, {runs} runs: {outcomes}")  # -s shows where the kills landed
     assert sum(outcomes.values()) == runs
 
 
