@@ -37,7 +37,8 @@ PERMISSION_MODE = "codev/permissionMode"
 CHAT = "codev/chat"
 CANCEL = "codev/cancel"
 CHAT_EVENT = "codev/chatEvent"
-CUSTOM_METHODS = (LIST_TOOLS, RUN_TOOL, PERMISSION_MODE, CHAT, CANCEL)
+EXPLAIN_PERMISSION = "codev/explainPermission"
+CUSTOM_METHODS = (LIST_TOOLS, RUN_TOOL, PERMISSION_MODE, CHAT, CANCEL, EXPLAIN_PERMISSION)
 COMMANDS = ("codev.listTools", "codev.runTool", "codev.permissionMode", "codev.chat")
 
 ProgressToken = int | str

@@ -36,6 +36,7 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev/permissionMode",
         "codev/chat",
         "codev/cancel",
+        "codev/explainPermission",
     ]
     assert caps.text_document_sync.open_close is True
     assert result.server_info.name == "codev-ls"
