@@ -57,3 +57,31 @@ async def test_explain_mode_and_errors(start_editor: StartEditor, workspace: Pat
         await client.request(
             "codev/explainPermission", {"name": "Bash", "input": {}, "mode": "yolo"}
         )
+
+
+async def test_always_allow_is_saved_and_a_new_server_uses_it(
+    start_editor: StartEditor, workspace: Path
+) -> None:
+    first = await start_editor("visual-studio-code", env={"CODEV_SANDBOX": "0"})
+    first.prompt_answer = "Always allow"
+    outcome = await first.run_tool("Bash", {"command": "touch one two"})
+    assert outcome["status"] == "success" and outcome["decisionSource"] == "user_permanent"
+    [prompt] = first.prompts
+    assert "Always allow: Bash(touch:*)" in [a.title for a in prompt.actions]
+    saved = json.loads((workspace / ".codev" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(touch:*)"]
+
+    second = await start_editor(NEOVIM, env={"CODEV_SANDBOX": "0"})
+    second.prompt_answer = "Reject"
+    again = await second.run_tool("Bash", {"command": "touch three"})
+    assert again["status"] == "success", again
+    assert again["decisionSource"] == "config" and again["decisionRule"] == "Bash(touch:*)"
+    assert second.prompts == []
+    assert (workspace / "three").exists()
+    # The saved rule is a prefix for touch only: anything chained still asks (and is rejected).
+    chained = await second.run_tool("Bash", {"command": "touch four && rm one"})
+    assert chained["status"] == "rejected"
+    assert (workspace / "one").exists() and not (workspace / "four").exists()
+
+
+NEOVIM = "neovim@v0.11.0"
