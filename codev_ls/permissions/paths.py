@@ -110,6 +110,76 @@ class PathPattern:
             return spec.match_file(probe) and _probe_is_pattern_dir(self.pattern, rel_text)
         return False
 
+    def matches_folded(self, path: Path, *, is_dir: bool = False) -> bool:
+        """As :meth:`matches`, ignoring case (deny and ask rules: ``Read(.env)`` also
+        stops ``.ENV``, the same file on a case-insensitive disk)."""
+        folded = PathPattern(
+            self.text.casefold(), Path(str(self.base).casefold()), self.pattern.casefold()
+        )
+        return folded.matches(Path(str(path).casefold()), is_dir=is_dir)
+
+    def may_match_under(self, folder: Path) -> bool:
+        """Whether something inside ``folder`` could match (a recursive read or write of
+        ``folder`` may reach a file this pattern names)."""
+        rel = _relative(str(folder), str(self.base))
+        if rel is not None:
+            if not _anchored(self.pattern):
+                return True  # `.env`, `*.key`: at any depth below the base
+            lead = _literal_lead(self.pattern)
+            # The folder holds the pattern's leading folder, or lies inside it.
+            return _overlaps(rel, lead)
+        # The folder holds the base itself (`grep -r x /` and a workspace rule).
+        return _relative(str(self.base), str(folder)) is not None
+
+
+def _anchored(pattern: str) -> bool:
+    """A gitignore pattern with a slash before its end is anchored at its base."""
+    return "/" in pattern.rstrip("/")
+
+
+def _literal_lead(pattern: str) -> str:
+    """The leading folders of an anchored pattern that hold no glob character."""
+    out: list[str] = []
+    for part in pattern.strip("/").split("/")[:-1]:
+        if any(c in part for c in "*?[\\"):
+            break
+        out.append(part)
+    return "/".join(out)
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Two relative folders of which one holds the other ("" holds everything)."""
+    if not a or not b or a == b:
+        return True
+    return a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def scan_for_match(pattern: PathPattern, folder: Path, *, limit: int = 2000) -> Path | None:
+    """A file or folder inside ``folder`` that ``pattern`` matches (ignoring case), or
+    ``folder`` itself when there are more than ``limit`` entries to look at."""
+    seen = 0
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                return folder
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if pattern.matches_folded(path, is_dir=is_dir):
+                return path
+            if is_dir:
+                stack.append(path)
+    return None
+
 
 def _relative(path: str, base: str) -> str | None:
     """``path`` relative to ``base`` as a POSIX string ("" for base itself), or None."""

@@ -67,27 +67,38 @@ class PermissionRule:
         }.get(self.origin, f"{self.origin} settings")
         return f"{self.text} ({where})"
 
-    def names_whole_tool(self, tool_name: str) -> bool:
+    def names_whole_tool(self, tool_name: str, *, fold: bool = False) -> bool:
         """True when this rule (without specifier) covers every use of ``tool_name``.
 
         ``mcp__server`` covers every tool of that server; ``mcp__server__*`` too.
+        ``fold`` ignores case (deny and ask rules: ``bash`` in deny still stops Bash).
         """
         if self.specifier is not None:
             return False
-        if self.tool_name == tool_name:
+        mine = self.tool_name.casefold() if fold else self.tool_name
+        theirs = tool_name.casefold() if fold else tool_name
+        if mine == theirs:
             return True
-        if self.tool_name.startswith("mcp__") and tool_name.startswith("mcp__"):
-            rule_parts = self.tool_name.split("__")
-            tool_parts = tool_name.split("__")
+        if mine.startswith("mcp__") and theirs.startswith("mcp__"):
+            rule_parts = mine.split("__")
+            tool_parts = theirs.split("__")
             if len(rule_parts) == 2 or (len(rule_parts) == 3 and rule_parts[2] in ("", "*")):
                 return len(tool_parts) >= 3 and tool_parts[1] == rule_parts[1]
         return False
 
-    def names_tool(self, names: tuple[str, ...]) -> bool:
+    def names_tool(self, names: tuple[str, ...], *, fold: bool = False) -> bool:
         """The rule is written for one of ``names`` (a tool's name and aliases)."""
         if self.specifier is None:
-            return any(self.names_whole_tool(n) for n in names)
+            return any(self.names_whole_tool(n, fold=fold) for n in names)
+        if fold:
+            return self.tool_name.casefold() in {n.casefold() for n in names}
         return self.tool_name in names
+
+    def is_for(self, tools: frozenset[str], *, fold: bool = False) -> bool:
+        """The rule's tool is one of ``tools`` (``READ_RULE_TOOLS``...)."""
+        if fold:
+            return self.tool_name.casefold() in {t.casefold() for t in tools}
+        return self.tool_name in tools
 
 
 def parse_rule(text: str, origin: str = "config") -> PermissionRule:
@@ -107,8 +118,23 @@ def parse_rule(text: str, origin: str = "config") -> PermissionRule:
     return PermissionRule(name, spec, origin)
 
 
-def rule_warning(rule: PermissionRule, kind: RuleKind) -> str | None:
-    """Why a rule will not do what it seems to say (shown once when settings load)."""
+def rule_warning(
+    rule: PermissionRule, kind: RuleKind, known_tools: frozenset[str] = frozenset()
+) -> str | None:
+    """Why a rule will not do what it seems to say (shown once when settings load).
+
+    ``known_tools``: the tool names (and aliases) there are; a rule naming none of
+    them applies to nothing — said, not silently ignored (MCP names are not checked:
+    their servers may start later).
+    """
+    name = rule.tool_name
+    if known_tools and name not in known_tools and not name.startswith("mcp__"):
+        same = next((t for t in sorted(known_tools) if t.casefold() == name.casefold()), None)
+        if same is not None:
+            if kind == "allow":
+                return f"rule {rule.text}: tool names are case-sensitive; it allows nothing (did you mean {same}?)"
+            return None  # deny and ask rules ignore case: it applies to {same}
+        return f"rule {rule.text}: there is no tool named {name}, so it applies to nothing"
     spec = rule.specifier
     if spec is None:
         return None
@@ -172,7 +198,7 @@ class PermissionContext:
     def denies_whole_tool(self, tool_name: str) -> PermissionRule | None:
         """The deny rule that removes ``tool_name`` from the pool, if any."""
         for rule in self.deny:
-            if rule.names_whole_tool(tool_name):
+            if rule.names_whole_tool(tool_name, fold=True):
                 return rule
         return None
 

@@ -263,6 +263,10 @@ _ARITH_UNKNOWN = name_set(
     "ansi_c_string concatenation translated_string"
 )
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `${!name[@]}`, `${!name[*]}` (an array's keys), `${!prefix*}`, `${!prefix@}` (names):
+# listings, not indirection.
+_NAME_LISTING = re.compile(r"\$\{![A-Za-z_][A-Za-z0-9_]*(\[[@*]\]|[@*])\}")
 _STATIC_INDEX = re.compile(r"[0-9]+|@|\*")
 # A literal `[...` followed by something bash expands inside an array subscript.
 _SUBSCRIPT_CODE = re.compile(r"\[[^\]]*?(\$[({\[]|`)")
@@ -342,12 +346,21 @@ class _Walker:
                 first = node.children[0].type
                 if first == "select":
                     self.reasons.append("`select` loops are not supported")
+            if kind == "compound_statement" and node.children and node.children[0].type == "((":
+                self._arithmetic_command(node, depth)
+                return
+            words_here = kind in ("for_statement", "case_statement", "case_item")
             if kind == "for_statement":
                 self._for_values(node, depth)
             if kind == "case_statement" or kind == "case_item":
                 self._case_words(node, depth)
             for child in node.children:
                 if child.type in _WORD_TYPES or child.type in ("variable_name", "extglob_pattern"):
+                    if not words_here:
+                        # A word where only statements belong: something this module
+                        # does not know how bash reads.
+                        self.reasons.append(f"unsupported shell syntax ({child.type} in {kind})")
+                        self._substitutions(child, depth)
                     continue  # for/case words were walked above
                 self._statement(child, depth, layers, wrappers)
             return
@@ -391,6 +404,21 @@ class _Walker:
         self.reasons.append(f"unsupported shell syntax ({kind})")
         for child in node.children:
             self._statement(child, depth, layers, wrappers)
+
+    def _arithmetic_command(self, node: Node, depth: int) -> None:
+        """``(( ... ))``: arithmetic, where a variable's value is evaluated too (and an
+        array subscript in it runs the command inside): only numbers are known."""
+        self._substitutions(node, depth)
+        inner = [c for c in node.children if c.type not in ("((", "))")]
+        if any(
+            n.type in _ARITH_UNKNOWN or n.type in ("command_substitution", "ERROR")
+            for c in inner
+            for n in (c, *_descendants(c))
+        ):
+            self.reasons.append(
+                f"the arithmetic command `{_clip(self._text(node))}` evaluates variables, "
+                "which can run code"
+            )
 
     def _for_values(self, node: Node, depth: int) -> None:
         for child in node.children:
@@ -594,6 +622,7 @@ class _Walker:
                 self.cd_targets.append(target.value)
         elif name == "popd":
             self.cd_targets.append(None)
+        self._variable_effects(words)
         inner = _look_through(self, words, depth)
         if inner is None:
             self.commands.append(cmd)
@@ -633,6 +662,88 @@ class _Walker:
             (*wrappers, inner.label),
             open_args or inner.open_args,
         )
+
+    def _variable_effects(self, words: list[_Word]) -> None:
+        """Builtins that set variables or look up names held in values.
+
+        ``printf -v NAME``, ``read NAME``, ``mapfile NAME``, ``getopts OPTS NAME`` set
+        NAME as an assignment would (``printf -v PATH ...`` re-points every later
+        command): each is recorded as a plain assignment, judged like ``NAME=...``.
+        A NAME, or the operand of ``test -v``, only known at run time can be an array
+        subscript ('a[$(cmd)]'), which bash evaluates — running the command.
+        """
+        base = os.path.basename(words[0].value)
+        names: list[_Word] = []
+        if base in ("test", "["):
+            for i, w in enumerate(words[1:-1], 1):
+                if w.value in ("-v", "-R") and not w.dynamic and words[i + 1].dynamic:
+                    self.reasons.append(
+                        f"`{base} {w.value} {words[i + 1].source}` evaluates a name only known "
+                        "at run time, which can run code"
+                    )
+            return
+        if base == "printf":
+            i = 1
+            while i < len(words) and words[i].value.startswith("-") and not words[i].dynamic:
+                if words[i].value == "--":
+                    break
+                if words[i].value == "-v" and i + 1 < len(words):
+                    names.append(words[i + 1])
+                    i += 2
+                    continue
+                i += 1
+        elif base in ("read", "mapfile", "readarray", "getopts"):
+            takes_value = {
+                "read": "adeinNptu",
+                "mapfile": "dnOsuCc",
+                "readarray": "dnOsuCc",
+                "getopts": "",
+            }[base]
+            positional: list[_Word] = []
+            array_named = False
+            i = 1
+            options_done = False
+            while i < len(words):
+                w = words[i]
+                v = w.value
+                if not options_done and not w.dynamic and v == "--":
+                    options_done = True
+                elif not options_done and not w.dynamic and v.startswith("-") and len(v) > 1:
+                    letter = v[1]
+                    if base in ("mapfile", "readarray") and "C" in v[1:]:
+                        self.reasons.append(f"`{base} -C` runs a callback")
+                    if letter in takes_value:
+                        value = words[i + 1] if len(v) == 2 and i + 1 < len(words) else None
+                        if letter == "a" and value is not None:
+                            names.append(value)  # `read -a NAME`
+                            array_named = True
+                        i += 2 if len(v) == 2 else 1
+                        continue
+                else:
+                    positional.append(w)
+                i += 1
+            if base == "getopts":
+                names.extend(positional[1:2])
+            elif base == "read":
+                if positional or not array_named:
+                    names.extend(positional or [_Word("REPLY", False, "REPLY")])
+            else:
+                names.extend(positional[:1] or [_Word("MAPFILE", False, "MAPFILE")])
+        for w in names:
+            if w.dynamic or not _NAME.fullmatch(w.value):
+                self.reasons.append(
+                    f"`{base}` sets a variable named {w.source!r}, which bash can evaluate "
+                    "as code"
+                )
+                continue
+            self.commands.append(
+                SimpleCommand(
+                    argv=(),
+                    text=f"{base} → {w.value}",
+                    env=((w.value, ""),),
+                    assignment_only=True,
+                )
+            )
 
     def _assignment(self, node: Node, depth: int) -> tuple[str, str]:
         name = ""
@@ -708,6 +819,21 @@ class _Walker:
                 "arithmetic), which runs the command inside it"
             )
         for sub in _descendants(node):
+            if sub.type == "unary_expression":
+                op = sub.child_by_field_name("operator")
+                operands = [c for c in sub.children if c.is_named and c != op]
+                if (
+                    op is not None
+                    and self._text(op) in ("-v", "-R")
+                    and any(
+                        c.type not in ("word", "raw_string") or "$" in self._text(c)
+                        for c in operands
+                    )
+                ):
+                    self.reasons.append(
+                        f"`{_clip(self._text(sub))}` tests a name only known at run time, "
+                        "which can run code"
+                    )
             if sub.type == "test_operator" and self._text(sub) in _ARITH_TEST_OPS:
                 arithmetic = True
             if sub.type == "binary_expression" and any(
@@ -797,8 +923,9 @@ class _Walker:
         if kind == "simple_expansion":
             return _Word(source, True, source)
         if kind == "expansion":
-            if any(c.type == "@" for c in node.children):
+            if any(c.type == "@" for c in node.children) and not _NAME_LISTING.fullmatch(source):
                 self.reasons.append(f"`{source}` transforms a value in ways not analysed")
+            self._expansion_checks(node, source)
             for sub in _descendants(node):
                 index = sub.child_by_field_name("index") if sub.type == "subscript" else None
                 if index is not None and not _STATIC_INDEX.fullmatch(self._text(index)):
@@ -821,6 +948,34 @@ class _Walker:
         self._substitutions(node, depth)
         return _Word(source, True, source)
 
+    def _expansion_checks(self, node: Node, source: str) -> None:
+        """The parts of ``${...}`` where bash evaluates a value it only knows at run time."""
+        children = node.children
+        if len(children) > 1 and children[1].type == "!" and not _NAME_LISTING.fullmatch(source):
+            # `${!x}` reads the variable *named by* x's value: a value like 'a[$(cmd)]'
+            # is an array subscript, evaluated as arithmetic, and the command runs.
+            self.reasons.append(
+                f"the indirect expansion `{_clip(source)}` uses a name only known at run time, "
+                "which can run code"
+            )
+        seen_name = False
+        substring = False
+        for child in children:
+            if child.type in ("variable_name", "subscript", "special_variable_name") and not seen_name:
+                seen_name = True
+                continue
+            if not seen_name:
+                continue
+            if child.type == ":":
+                substring = True  # `${x:offset:length}`: both are arithmetic
+                continue
+            if substring and child.type not in (":", "}", "number"):
+                self.reasons.append(
+                    f"the offsets in `{_clip(source)}` are arithmetic over values only known "
+                    "at run time, which can run code"
+                )
+                break
+
     def _substitutions(self, node: Node, depth: int) -> None:
         """Walk the outermost `$(...)`, backticks and `<(...)` below ``node``."""
         stack = list(node.children)
@@ -830,6 +985,11 @@ class _Walker:
                 self._word(cur, depth)
             else:
                 stack.extend(cur.children)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _descendants(node: Node) -> Iterable[Node]:
@@ -1137,7 +1297,58 @@ def _look_through(walker: _Walker, words: list[_Word], depth: int) -> _Inner | N
         return _Inner("script", base, script=" ".join(w.value for w in words[i:]))
     if base in ("find", "fd", "fdfind"):
         return _find_exec(words, base)
+    if base in _SIMPLE_WRAPPERS:
+        with_value, flags, positional = _SIMPLE_WRAPPERS[base]
+        i = _take_options(words, 1, with_value=frozenset(with_value), flags=frozenset(flags))
+        if i is None:
+            return _Inner("unknown", base, reason=f"`{base}` with options not understood")
+        i += positional  # taskset's mask, chrt's priority
+        return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base == "busybox":
+        # `busybox rm x` runs the applet rm.
+        return _Inner("words", base, words=rest) if rest and not rest[0].dynamic else None
+    if base == "flock":
+        return _flock(walker, words)
     return None
+
+
+# Wrappers that run the rest of their words as a command: (options with a value,
+# flags, positional words before the command).
+_SIMPLE_WRAPPERS: dict[str, tuple[str, str, int]] = {
+    "setsid": ("", "cfw", 0),
+    "ionice": ("cnp", "tu", 0),
+    "unbuffer": ("", "p", 0),
+    "taskset": ("", "ac", 1),
+    "chrt": ("T", "abdefimoprRv", 1),
+}
+
+
+def _flock(walker: _Walker, words: list[_Word]) -> _Inner | None:
+    """``flock [opts] FILE CMD...`` / ``flock [opts] FILE -c 'script'``: FILE is created
+    (a write), CMD is what runs."""
+    i = _take_options(
+        words,
+        1,
+        with_value=frozenset("wEc"),
+        flags=frozenset("sxunoFv"),
+        long_with_value=frozenset({"--timeout", "--wait", "--conflict-exit-code", "--command"}),
+        long_flags=name_set(
+            "--shared --exclusive --unlock --nonblock --nb --close --no-fork --verbose"
+        ),
+    )
+    if i is None or i >= len(words):
+        return _Inner("unknown", "flock", reason="`flock` with options not understood")
+    lock = words[i]
+    if not lock.value.isdigit():
+        walker.redirects.append(Redirect("flock", lock.value, "append", None, lock.dynamic))
+        if lock.dynamic:
+            walker.reasons.append(f"`flock` creates a file named only at run time ({lock.source})")
+    rest = words[i + 1 :]
+    if rest and rest[0].value in ("-c", "--command") and not rest[0].dynamic:
+        if len(rest) < 2 or rest[1].dynamic:
+            return _Inner("script", "flock -c", reason="`flock -c` runs text only known at run time")
+        return _Inner("script", "flock -c", script=rest[1].value)
+    return _Inner("words", "flock", words=rest) if rest else None
 
 
 def _shell_script(words: list[_Word], base: str) -> _Inner:
@@ -1344,7 +1555,7 @@ SAFE_ENV_VARS = name_set(
     "LANG LANGUAGE TZ NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE COLUMNS LINES "
     "TERM CI DEBUG VERBOSE NODE_ENV RUST_BACKTRACE RUST_LOG PYTHONUNBUFFERED "
     "PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONHASHSEED PYTHONWARNINGS GOOS "
-    "GOARCH CGO_ENABLED NPM_CONFIG_LOGLEVEL TIMEFORMAT"
+    "GOARCH CGO_ENABLED NPM_CONFIG_LOGLEVEL TIMEFORMAT REPLY MAPFILE OPTARG OPTIND"
 )
 _PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
 
