@@ -176,6 +176,15 @@ class CodevLanguageServer(LanguageServer):
         engine = await self.engine()
         return {"tools": [tool_info(t) for t in engine.tool_pool()]}
 
+    async def mcp_status(self) -> dict[str, Any]:
+        """Each MCP server's state (starting, ready, failed with the reason, stopped)."""
+        from codev_ls.mcp.manager import get_manager
+
+        manager = get_manager(await self.engine())
+        if manager is None:
+            return {"servers": [], "problems": [], "deferred": False}
+        return manager.status()
+
     async def permission_mode(self, mode: PermissionMode | None) -> dict[str, Any]:
         engine = await self.engine()
         if mode is not None:

@@ -37,8 +37,15 @@ PERMISSION_MODE = "codev/permissionMode"
 CHAT = "codev/chat"
 CANCEL = "codev/cancel"
 CHAT_EVENT = "codev/chatEvent"
-CUSTOM_METHODS = (LIST_TOOLS, RUN_TOOL, PERMISSION_MODE, CHAT, CANCEL)
-COMMANDS = ("codev.listTools", "codev.runTool", "codev.permissionMode", "codev.chat")
+MCP_STATUS = "codev/mcpStatus"
+CUSTOM_METHODS = (LIST_TOOLS, RUN_TOOL, PERMISSION_MODE, CHAT, CANCEL, MCP_STATUS)
+COMMANDS = (
+    "codev.listTools",
+    "codev.runTool",
+    "codev.permissionMode",
+    "codev.chat",
+    "codev.mcpStatus",
+)
 
 ProgressToken = int | str
 

@@ -34,6 +34,7 @@ from codev_ls.lsp_protocol import (
     CANCEL,
     CHAT,
     LIST_TOOLS,
+    MCP_STATUS,
     PERMISSION_MODE,
     RUN_TOOL,
     current_command_token,
@@ -167,6 +168,14 @@ async def cancel(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
     return {"cancelled": ls.cancel(tool_use_id=req.tool_use_id, session_id=req.session_id)}
 
 
+@SERVER.feature(MCP_STATUS)
+@_guard(MCP_STATUS)
+async def mcp_status(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
+    """Each MCP server's state: starting, ready, failed (with the reason), stopped."""
+    parse_no_params(params, MCP_STATUS)
+    return await ls.mcp_status()
+
+
 @SERVER.command("codev.listTools")
 @_guard("codev.listTools")
 async def list_tools_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
@@ -188,6 +197,13 @@ async def run_tool_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any
 async def permission_mode_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
     """``codev.permissionMode [mode]``: as codev/permissionMode."""
     return await ls.permission_mode(parse_mode_args(args))
+
+
+@SERVER.command("codev.mcpStatus")
+@_guard("codev.mcpStatus")
+async def mcp_status_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
+    """``codev.mcpStatus``: as codev/mcpStatus."""
+    return await ls.mcp_status()
 
 
 @SERVER.command("codev.chat")

@@ -40,7 +40,7 @@ from codev_ls.engine.outcome import (
     ToolUseUpdate,
 )
 from codev_ls.engine.registry import find_tool
-from codev_ls.engine.results import PersistError, persist_large_result
+from codev_ls.engine.results import PersistError, content_length, persist_large_result
 from codev_ls.engine.secrets import redact_outcome
 from codev_ls.engine.tool import (
     InputError,
@@ -299,6 +299,8 @@ class _Run:
         if result.extra:
             content = _append_text(content, "\n".join(result.extra))
         limit = self.tool.max_result_size_chars
+        if limit <= 0 or content_length(content) <= limit:
+            return content, None  # the common case: no file, no thread hand-off
         try:
             persisted = await asyncio.to_thread(
                 persist_large_result,
@@ -371,7 +373,7 @@ class _Run:
             tool_use_id=self.use.id,
             tool_name=self._name(),
             status="error",
-            content=message,
+            content=cut_message(message),
             decision_source=d.source if d else None,
             decision_rule=d.rule if d else None,
         )
@@ -405,6 +407,17 @@ class _Run:
             decision_source=d.source if d else None,
             decision_rule=d.rule if d else None,
         )
+
+
+MAX_ERROR_CHARS = 8_000
+
+
+def cut_message(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Keep error messages readable: a message that echoes a huge input is cut in the middle."""
+    if len(message) <= limit:
+        return message
+    half = limit // 2
+    return f"{message[:half]}\n… [{len(message) - limit:,} characters cut] …\n{message[-half:]}"
 
 
 def _append_text(content: Any, text: str) -> Any:

@@ -26,6 +26,7 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev.runTool",
         "codev.permissionMode",
         "codev.chat",
+        "codev.mcpStatus",
     }
     # pygls leaves this out; clients only send a workDoneToken when it is set.
     assert caps.execute_command_provider.work_done_progress is True
@@ -36,6 +37,7 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev/permissionMode",
         "codev/chat",
         "codev/cancel",
+        "codev/mcpStatus",
     ]
     assert caps.text_document_sync.open_close is True
     assert result.server_info.name == "codev-ls"

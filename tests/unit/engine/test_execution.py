@@ -443,3 +443,11 @@ async def test_progress_events_reach_the_bridge_with_a_cancel_button(tmp_path: P
     assert kinds == [("begin", "pg"), ("report", "pg"), ("end", "pg")]
     assert bridge.progress[0].title == "Rec: running" and bridge.progress[0].cancel is not None
     assert bridge.progress[1].message == "working on x"
+
+
+async def test_error_messages_that_echo_huge_inputs_are_cut(tmp_path: Path) -> None:
+    engine, _ = _engine(tmp_path, Recorder())
+    out = await engine.run_tool("Rec", {"text": "x", "raise_in_call": "y" * 1_000_000})
+    assert out.status == "error"
+    assert len(out.text()) < 9_000
+    assert "characters cut" in out.text() and out.text().startswith("Rec failed while running")
