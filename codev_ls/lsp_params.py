@@ -111,6 +111,23 @@ def parse_run_tool_args(args: tuple[Any, ...]) -> RunToolParams:
     return parse_run_tool({"name": args[0], "input": args[1] if len(args) > 1 else {}})
 
 
+@dataclass(frozen=True, slots=True)
+class ExplainParams:
+    name: str
+    input: Any
+    mode: PermissionMode | None
+
+
+def parse_explain(params: Any) -> ExplainParams:
+    """``codev/explainPermission``: ``{name, input?, mode?}``."""
+    method = "codev/explainPermission"
+    data = _object(params, method)
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidParams(f"{method}: `name` (the tool's name) is required and must be a string")
+    return ExplainParams(name, data.get("input", {}), check_mode(data.get("mode"), method))
+
+
 def parse_mode_params(params: Any, method: str = "codev/permissionMode") -> PermissionMode | None:
     data = _object(params, method)
     return check_mode(data.get("mode"), method)

@@ -38,7 +38,16 @@ CHAT = "codev/chat"
 CANCEL = "codev/cancel"
 CHAT_EVENT = "codev/chatEvent"
 MCP_STATUS = "codev/mcpStatus"
-CUSTOM_METHODS = (LIST_TOOLS, RUN_TOOL, PERMISSION_MODE, CHAT, CANCEL, MCP_STATUS)
+EXPLAIN_PERMISSION = "codev/explainPermission"
+CUSTOM_METHODS = (
+    LIST_TOOLS,
+    RUN_TOOL,
+    PERMISSION_MODE,
+    CHAT,
+    CANCEL,
+    MCP_STATUS,
+    EXPLAIN_PERMISSION,
+)
 COMMANDS = (
     "codev.listTools",
     "codev.runTool",

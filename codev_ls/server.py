@@ -24,6 +24,7 @@ from codev_ls.lsp_params import (
     parse_cancel,
     parse_chat,
     parse_chat_args,
+    parse_explain,
     parse_mode_args,
     parse_mode_params,
     parse_no_params,
@@ -33,6 +34,7 @@ from codev_ls.lsp_params import (
 from codev_ls.lsp_protocol import (
     CANCEL,
     CHAT,
+    EXPLAIN_PERMISSION,
     LIST_TOOLS,
     MCP_STATUS,
     PERMISSION_MODE,
@@ -151,6 +153,16 @@ async def run_tool(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
 async def permission_mode(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
     """Set the permission mode when given; answer the current one."""
     return await ls.permission_mode(parse_mode_params(params))
+
+
+@SERVER.feature(EXPLAIN_PERMISSION)
+@_guard(EXPLAIN_PERMISSION)
+async def explain_permission(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
+    """What would decide a tool use, and why, without running it."""
+    from codev_ls.permissions.explain import explain_permission as explain
+
+    req = parse_explain(params)
+    return await explain(await ls.engine(), req.name, req.input, mode=req.mode)
 
 
 @SERVER.feature(CHAT)

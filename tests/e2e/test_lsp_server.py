@@ -38,6 +38,7 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev/chat",
         "codev/cancel",
         "codev/mcpStatus",
+        "codev/explainPermission",
     ]
     assert caps.text_document_sync.open_close is True
     assert result.server_info.name == "codev-ls"
