@@ -46,7 +46,17 @@ def attach_permissions(engine: Engine, *, explicit_mode: bool = False) -> None:
     from codev_ls.permissions.audit import audit_decision
     from codev_ls.permissions.settings import SettingsManager
 
-    settings = SettingsManager(engine.root, report=engine.bridge.show_message)
+    def known_tools() -> frozenset[str]:
+        from codev_ls.engine.registry import get_all_base_tools
+        from codev_ls.permissions.rules import READ_RULE_TOOLS, WRITE_RULE_TOOLS
+
+        tools = engine.base_tools if engine.base_tools is not None else get_all_base_tools()
+        names = {n for t in tools for n in (t.name, *t.aliases)}
+        return frozenset(names) | READ_RULE_TOOLS | WRITE_RULE_TOOLS
+
+    settings = SettingsManager(
+        engine.root, report=engine.bridge.show_message, known_tools=known_tools
+    )
     settings.attach(engine.permission_context, set_mode=not explicit_mode)
     engine.services["settings"] = settings
     engine.hooks = CommandHookRunner(settings)

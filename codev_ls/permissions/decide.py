@@ -62,6 +62,7 @@ from codev_ls.permissions.paths import (
     protected_reason,
     real_path,
     rule_path_for,
+    scan_for_match,
 )
 from codev_ls.permissions.rules import (
     READ_RULE_TOOLS,
@@ -133,6 +134,9 @@ class _Facts:
     # A command in the line that can re-point paths (`ln -s`, `mv`...): where a path
     # leads is then only known when the line runs, so no path is judged in advance.
     reshaper: str | None = None
+    # Folders a shell command reads everything under (`grep -r x .`, `rg x`): a deny
+    # or ask rule for a file in them applies to the command too.
+    recursive: list[_Path] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- decide
@@ -196,10 +200,21 @@ class _Judge:
             return self._deny(f"{tool.name} is denied by the rule {whole.describe()}.", whole)
         facts = self._facts()
         # 2. deny rules
+        unsure: list[str] = []
         for rule in self.pctx.deny:
             hit = self._match(rule, "deny", facts)
             if hit:
                 return self._deny(f"{hit} is denied by the rule {rule.describe()}.", rule)
+            reach = self._reaches(rule, facts)
+            if reach is not None and reach[1]:
+                return self._deny(
+                    f"{reach[0]} which the rule {rule.describe()} denies. Search with the "
+                    f"{_SEARCH_TOOL} tool (it leaves denied files out) or name the folders "
+                    "to read.",
+                    rule,
+                )
+            if reach is not None:
+                unsure.append(f"{reach[0]} the rule {rule.describe()} denies")
         # 3. plan mode
         if self.mode == "plan" and not facts.read_only:
             return self._deny(PLAN_MODE_MESSAGE.format(tool=tool.name))
@@ -219,6 +234,14 @@ class _Judge:
                 return self._ask(
                     f"{hit} needs confirmation by the rule {rule.describe()}", rule=rule.text
                 )
+            reach = self._reaches(rule, facts)
+            if reach is not None:
+                what = "which" if reach[1] else "the"
+                return self._ask(
+                    f"{reach[0]} {what} the rule {rule.describe()} asks about", rule=rule.text
+                )
+        if unsure:
+            return self._ask("; ".join(unsure))
         # 7. coverage
         parts = self._parts(facts)
         for part in parts:
@@ -331,6 +354,8 @@ class _Judge:
             if os.path.basename(cmd.name) in FS_RESHAPING and shell.command_problem(cmd):
                 facts.reshaper = f"`{_short(cmd.display(), 60)}`"
                 break
+        for cmd in parsed.commands:
+            facts.recursive.extend(self._recursive_folders(cmd, cwds))
         for index, cmd in enumerate(parsed.commands):
             args = shell.path_arguments(cmd)
             via = f"`{cmd.display()}`"
@@ -344,6 +369,21 @@ class _Judge:
                 facts.command_reads[index] = paths
             else:
                 facts.maybe_writes.extend(paths)
+
+    def _recursive_folders(self, cmd: shell.SimpleCommand, cwds: list[Path | None]) -> list[_Path]:
+        """The folders ``cmd`` reads everything under (none when it reads no folder whole)."""
+        recursive = shell.recursive_read(cmd)
+        if recursive is None:
+            return []
+        words = cmd.layers[0] if cmd.layers else cmd.argv  # `xargs cat`, not `cat`
+        via = f"`{_short(' '.join(shell.quote_word(w) for w in words), 60)}`"
+        found: list[_Path] = []
+        for arg in recursive.folders:
+            found.extend(self._shell_paths(arg.word, arg.dynamic, cwds, via))
+        existing = [p for p in found if not p.unknown and os.path.lexists(p.real)]
+        if recursive.default_cwd and not existing:
+            return [_Path(b, b, via, is_dir=True) for b in cwds if b is not None]
+        return [p for p in existing if p.is_dir]
 
     def _cwds(self, parsed: shell.ParsedCommand) -> list[Path | None]:
         """Every folder a relative path in the line may be relative to (None: unknown)."""
@@ -393,25 +433,23 @@ class _Judge:
     def _match(self, rule: PermissionRule, kind: RuleKind, facts: _Facts) -> str | None:
         """What part of the use ``rule`` matches (for deny/ask), or None."""
         subject = facts.subject
+        # Deny and ask rules ignore case (`bash` and `read(.ENV)` still apply).
         if rule.specifier is None:
-            return f"{self.tool.name}" if rule.names_tool(self.names) else None
+            return f"{self.tool.name}" if rule.names_tool(self.names, fold=True) else None
         spec = rule.specifier
-        if rule.tool_name in self.names:
+        own_tool = rule.is_for(frozenset(self.names), fold=True)
+        if own_tool:
             if subject.command is not None and facts.parsed is not None:
                 for cmd in facts.parsed.commands:
                     if shell.match_rule(spec, cmd, kind):
                         return f"the command `{cmd.display()}`"
             if subject.url is not None and domain_matches(spec, subject.url):
                 return f"the URL {subject.url}"
-        if rule.tool_name in READ_RULE_TOOLS or (
-            rule.tool_name in self.names and subject.command is None
-        ):
+        if rule.is_for(READ_RULE_TOOLS, fold=True) or (own_tool and subject.command is None):
             for p in [*facts.reads, *facts.maybe_reads]:
                 if self._path_matches(spec, p, kind):
                     return f"reading {p.lexical}"
-        if rule.tool_name in WRITE_RULE_TOOLS or (
-            rule.tool_name in self.names and subject.command is None
-        ):
+        if rule.is_for(WRITE_RULE_TOOLS, fold=True) or (own_tool and subject.command is None):
             for p in [*facts.writes, *facts.maybe_writes]:
                 if self._path_matches(spec, p, kind):
                     return f"writing {p.lexical}"
@@ -421,10 +459,37 @@ class _Judge:
         if p.unknown:
             return False
         pattern = path_pattern(spec, self.root)
-        if pattern.matches(p.real, is_dir=p.is_dir):
-            return True
-        # Deny and ask also match the path as written (a link named .env, say).
-        return kind != "allow" and pattern.matches(p.lexical, is_dir=p.is_dir)
+        if kind == "allow":
+            return pattern.matches(p.real, is_dir=p.is_dir)
+        # Deny and ask also match the path as written (a link named .env, say), and
+        # ignore case (`.ENV` is the same file on a case-insensitive disk).
+        return pattern.matches_folded(p.real, is_dir=p.is_dir) or pattern.matches_folded(
+            p.lexical, is_dir=p.is_dir
+        )
+
+    def _reaches(self, rule: PermissionRule, facts: _Facts) -> tuple[str, bool] | None:
+        """A recursive read in the line (`grep -r x .`) that reaches a file the read
+        rule ``rule`` names: what it is, and whether such a file was found (False: the
+        folder holds too many files to tell)."""
+        if rule.specifier is None or not rule.is_for(READ_RULE_TOOLS, fold=True):
+            return None
+        pattern = path_pattern(rule.specifier, self.root)
+        unsure: tuple[str, bool] | None = None
+        for folder in facts.recursive:
+            if not pattern.may_match_under(folder.real):
+                continue
+            scan = scan_for_match(pattern, folder.real)
+            where = _display(folder.real, self.root) or "."
+            if scan.match is not None:
+                found = _display(scan.match, self.root)
+                return f"{folder.via} reads every file under {where}, including {found},", True
+            if not scan.complete and unsure is None:
+                unsure = (
+                    f"{folder.via} reads every file under {where}, which holds too many "
+                    "files to check for ones",
+                    False,
+                )
+        return unsure
 
     def _allow_rule_for(self, pred: Callable[[PermissionRule], bool]) -> PermissionRule | None:
         for rule in self.pctx.allow_rules():
@@ -688,6 +753,9 @@ class _Judge:
         part.problem = part.problem or f"{self.tool.name} asks for confirmation"
 
 
+# The tool a search that reaches denied files is pointed to.
+_SEARCH_TOOL = "Grep"
+
 # Commands that can make a path lead somewhere else (links, moves, copies over, extraction).
 FS_RESHAPING = shell.name_set(
     "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
@@ -817,14 +885,18 @@ def read_denied(ctx: ToolUseContext, path: Path) -> PermissionRule | None:
     over the workspace). Cheap enough to call per result.
     """
     pctx = ctx.engine.permission_context
-    rules = [r for r in pctx.deny if r.specifier is not None and r.tool_name in READ_RULE_TOOLS]
+    rules = [
+        r for r in pctx.deny if r.specifier is not None and r.is_for(READ_RULE_TOOLS, fold=True)
+    ]
     if not rules:
         return None
     root = real_path(ctx.root)
     p = _Path(real_path(path), lexical_path(path), is_dir=os.path.isdir(path))
     for rule in rules:
         pattern = path_pattern(rule.specifier or "", root)
-        if pattern.matches(p.real, is_dir=p.is_dir) or pattern.matches(p.lexical, is_dir=p.is_dir):
+        if pattern.matches_folded(p.real, is_dir=p.is_dir) or pattern.matches_folded(
+            p.lexical, is_dir=p.is_dir
+        ):
             return rule
     return None
 

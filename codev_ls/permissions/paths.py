@@ -113,23 +113,28 @@ class PathPattern:
     def matches_folded(self, path: Path, *, is_dir: bool = False) -> bool:
         """As :meth:`matches`, ignoring case (deny and ask rules: ``Read(.env)`` also
         stops ``.ENV``, the same file on a case-insensitive disk)."""
-        folded = PathPattern(
-            self.text.casefold(), Path(str(self.base).casefold()), self.pattern.casefold()
-        )
-        return folded.matches(Path(str(path).casefold()), is_dir=is_dir)
+        return _folded(self).matches(Path(str(path).casefold()), is_dir=is_dir)
 
     def may_match_under(self, folder: Path) -> bool:
-        """Whether something inside ``folder`` could match (a recursive read or write of
-        ``folder`` may reach a file this pattern names)."""
-        rel = _relative(str(folder), str(self.base))
+        """Whether something inside ``folder`` could match (ignoring case): a recursive
+        read of ``folder`` may reach a file this pattern names."""
+        folded = _folded(self)
+        folder_text = str(folder).casefold()
+        rel = _relative(folder_text, str(folded.base))
         if rel is not None:
-            if not _anchored(self.pattern):
+            if not _anchored(folded.pattern):
                 return True  # `.env`, `*.key`: at any depth below the base
-            lead = _literal_lead(self.pattern)
-            # The folder holds the pattern's leading folder, or lies inside it.
-            return _overlaps(rel, lead)
+            # The folder holds the pattern's leading folders, or lies inside them.
+            return _overlaps(rel, _literal_lead(folded.pattern))
         # The folder holds the base itself (`grep -r x /` and a workspace rule).
-        return _relative(str(self.base), str(folder)) is not None
+        return _relative(str(folded.base), folder_text) is not None
+
+
+@lru_cache(maxsize=256)
+def _folded(pattern: PathPattern) -> PathPattern:
+    return PathPattern(
+        pattern.text.casefold(), Path(str(pattern.base).casefold()), pattern.pattern.casefold()
+    )
 
 
 def _anchored(pattern: str) -> bool:
@@ -154,31 +159,59 @@ def _overlaps(a: str, b: str) -> bool:
     return a.startswith(b + "/") or b.startswith(a + "/")
 
 
-def scan_for_match(pattern: PathPattern, folder: Path, *, limit: int = 2000) -> Path | None:
-    """A file or folder inside ``folder`` that ``pattern`` matches (ignoring case), or
-    ``folder`` itself when there are more than ``limit`` entries to look at."""
+# How many entries a scan for denied files looks at before giving up (and asking).
+SCAN_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """What a scan of a folder for files a pattern names found."""
+
+    match: Path | None
+    # False: the folder holds more than the limit, so what it holds is not known.
+    complete: bool = True
+
+
+def scan_for_match(pattern: PathPattern, folder: Path, *, limit: int = SCAN_LIMIT) -> ScanResult:
+    """The first file inside ``folder`` that ``pattern`` matches (ignoring case),
+    walking without following symlinks (a recursive grep does not follow them
+    either). Folders an anchored pattern cannot reach are not entered."""
+    folded = _folded(pattern)
+    spec = _spec(folded.pattern)
+    base = str(folded.base)
+    prefix = base if base.endswith("/") else base + "/"
+    lead = _literal_lead(folded.pattern) if _anchored(folded.pattern) else None
     seen = 0
-    stack = [folder]
+    stack = [str(folder)]
     while stack:
         current = stack.pop()
         try:
-            entries = list(os.scandir(current))
+            with os.scandir(current) as it:
+                entries = list(it)
         except OSError:
             continue
         for entry in entries:
             seen += 1
             if seen > limit:
-                return folder
-            path = Path(entry.path)
+                return ScanResult(None, complete=False)
+            text = entry.path.casefold()
+            if not text.startswith(prefix):
+                # Above the pattern's base (`grep -r x /` and a workspace rule): only
+                # the way down to the base matters.
+                if entry.is_dir(follow_symlinks=False) and base.startswith(text + "/"):
+                    stack.append(entry.path)
+                continue
+            rel = text[len(prefix) :]
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
-            if pattern.matches_folded(path, is_dir=is_dir):
-                return path
             if is_dir:
-                stack.append(path)
-    return None
+                if lead is None or _overlaps(rel, lead):
+                    stack.append(entry.path)
+            elif spec.match_file(rel):
+                return ScanResult(Path(entry.path))
+    return ScanResult(None)
 
 
 def _relative(path: str, base: str) -> str | None:

@@ -231,6 +231,7 @@ class SettingsManager:
         *,
         report: Reporter | None = None,
         user_dir: Path | None = None,
+        known_tools: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         self.root = Path(root)
         self.report: Reporter = report or (lambda level, msg: log.warning("%s", msg))
@@ -244,6 +245,10 @@ class SettingsManager:
         self._contexts: list[PermissionContext] = []
         self._warned: set[str] = set()
         self._applied_mode: PermissionMode | None = None
+        # The tool names rules may name; asked for at the first refresh after start-up
+        # (the tools are built by then: asking at start-up would slow the server down).
+        self._known_tools = known_tools
+        self._tool_names: frozenset[str] | None = None
         self.refresh()
 
     @property
@@ -252,6 +257,13 @@ class SettingsManager:
 
     def refresh(self) -> bool:
         """Re-read the files whose mtime/size changed; True when the merged settings changed."""
+        if self._tool_names is None and self._known_tools is not None and self._contexts:
+            try:
+                self._tool_names = self._known_tools()
+            except Exception:  # no names to check against: no name warnings
+                log.exception("listing the tools for settings warnings failed")
+                self._tool_names = frozenset()
+            self._warn_rules()
         changed = False
         for f in self.files:
             sig = _signature(f.path)
@@ -299,7 +311,7 @@ class SettingsManager:
                 self.report("warning", f"Codev settings: {warning}.")
         for kind, rules in (("allow", s.allow), ("ask", s.ask), ("deny", s.deny)):
             for rule in rules:
-                warning = rule_warning(rule, kind)  # type: ignore[arg-type]
+                warning = rule_warning(rule, kind, self._tool_names or frozenset())  # type: ignore[arg-type]
                 if warning and warning not in self._warned:
                     self._warned.add(warning)
                     self.report("warning", f"Codev settings: {warning}.")

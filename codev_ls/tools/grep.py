@@ -36,6 +36,7 @@ from codev_ls.engine.tool import (
     ToolResult,
     ValidationResult,
 )
+from codev_ls.permissions.decide import read_denied
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._ripgrep import RipgrepMissing, glob_to_regex, rg_path
 
@@ -225,6 +226,7 @@ class GrepTool(Tool):
         results = disk.entries
         if buffers:
             results = await _merge_buffers(input, results, buffers, ctx.root)
+        results = _without_denied(results, ctx)
         if input.mode == "files_with_matches":
             results = _newest_first(results, {str(b.path) for b in buffers}, disk.mtimes)
         total = len(results)
@@ -475,6 +477,25 @@ async def _merge_buffers(
     if input.mode == "content" and context and added and kept:
         added.append("--")
     return [*added, *kept]
+
+
+def _without_denied(entries: list[str], ctx: ToolUseContext) -> list[str]:
+    """The results without those in files a deny rule forbids reading (``Read(.env)``).
+
+    A search of a folder is allowed as a whole; the denied files in it are left out
+    silently (saying "1 file left out" would tell whether a denied file matches).
+    """
+    denied: dict[str, bool] = {}
+    kept = []
+    for entry in entries:
+        path = entry.split("\0", 1)[0]
+        if entry != "--":
+            if path not in denied:
+                denied[path] = read_denied(ctx, Path(path)) is not None
+            if denied[path]:
+                continue
+        kept.append(entry)
+    return kept
 
 
 # --------------------------------------------------------------------------- output

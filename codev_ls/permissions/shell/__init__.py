@@ -45,11 +45,13 @@ from codev_ls.permissions.shell.parse import (
 from codev_ls.permissions.shell.readonly import (
     ARGS_NOT_PATHS,
     PathArgument,
+    RecursiveRead,
     classify_command,
     command_problem,
     is_read_only_command,
     path_arguments,
     read_only_problem,
+    recursive_read,
 )
 from codev_ls.permissions.shell.rules import (
     CommandPattern,
@@ -65,6 +67,7 @@ __all__ = [
     "CommandPattern",
     "ParsedCommand",
     "PathArgument",
+    "RecursiveRead",
     "Redirect",
     "SimpleCommand",
     "classify_command",
@@ -79,4 +82,5 @@ __all__ = [
     "path_arguments",
     "quote_word",
     "read_only_problem",
+    "recursive_read",
 ]

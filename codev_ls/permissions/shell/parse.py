@@ -732,8 +732,7 @@ class _Walker:
         for w in names:
             if w.dynamic or not _NAME.fullmatch(w.value):
                 self.reasons.append(
-                    f"`{base}` sets a variable named {w.source!r}, which bash can evaluate "
-                    "as code"
+                    f"`{base}` sets a variable named {w.source!r}, which bash can evaluate as code"
                 )
                 continue
             self.commands.append(
@@ -790,7 +789,9 @@ class _Walker:
             elif child.type == "variable_name":
                 words.append(_Word(self._text(child), False, self._text(child)))
             elif child.type in _WORD_TYPES:
-                words.append(self._word(child, depth))
+                word = self._word(child, depth)
+                words.append(word)
+                self._declared_word(word, env, words[0].value if words else "")
             else:
                 self.reasons.append(f"unsupported declaration syntax ({child.type})")
         argv = tuple(w.value for w in words)
@@ -805,6 +806,22 @@ class _Walker:
                 assignment_only=True,
             )
         )
+
+    def _declared_word(self, word: _Word, env: list[tuple[str, str]], builtin: str) -> None:
+        """A word operand of ``export``/``declare``/``local``...: quoted or not, bash reads
+        it as ``NAME=value`` or ``NAME`` (``export "PATH=/tmp/x"`` sets PATH as
+        ``PATH=/tmp/x`` would). A name only known at run time can be PATH, or an array
+        subscript bash evaluates (``declare "$x=1"`` with x='a[$(cmd)]' runs cmd)."""
+        if not word.dynamic and word.value[:1] in ("-", "+"):
+            return  # an option
+        name, eq, value = word.value.partition("=")
+        if not _NAME.fullmatch(name):
+            self.reasons.append(
+                f"`{builtin} {_clip(word.source)}` names a variable only known at run time, "
+                "which can re-point later commands or run code"
+            )
+        elif eq:
+            env.append((name, value))
 
     def _test_command(self, node: Node, depth: int) -> None:
         """``[[ ... ]]``: a read-only test; words inside may hold substitutions."""
@@ -961,7 +978,10 @@ class _Walker:
         seen_name = False
         substring = False
         for child in children:
-            if child.type in ("variable_name", "subscript", "special_variable_name") and not seen_name:
+            if (
+                child.type in ("variable_name", "subscript", "special_variable_name")
+                and not seen_name
+            ):
                 seen_name = True
                 continue
             if not seen_name:
@@ -1346,7 +1366,9 @@ def _flock(walker: _Walker, words: list[_Word]) -> _Inner | None:
     rest = words[i + 1 :]
     if rest and rest[0].value in ("-c", "--command") and not rest[0].dynamic:
         if len(rest) < 2 or rest[1].dynamic:
-            return _Inner("script", "flock -c", reason="`flock -c` runs text only known at run time")
+            return _Inner(
+                "script", "flock -c", reason="`flock -c` runs text only known at run time"
+            )
         return _Inner("script", "flock -c", script=rest[1].value)
     return _Inner("words", "flock", words=rest) if rest else None
 

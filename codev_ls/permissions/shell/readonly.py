@@ -9,6 +9,7 @@ no output redirection to a file.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -312,6 +313,74 @@ def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
             continue
         out.append(PathArgument(word, dynamic))
     return out
+
+
+# --------------------------------------------------------------------------- recursive reads
+
+_GREPS = name_set("grep egrep fgrep zgrep")
+# Searches that walk folders by default (and the working folder when given none).
+_RECURSIVE_SEARCHERS = name_set("rg ag ack ack-grep ugrep ug pt sift")
+# Commands that put a file's content in their output or in a copy: fed by xargs,
+# the files they read are only known at run time.
+CONTENT_READERS = name_set(
+    "cat head tail less more grep egrep fgrep zgrep rg ag ack strings od hexdump xxd "
+    "base64 nl tac sort uniq cut sed awk jq diff cmp paste column fold rev tr cp tar zip "
+    "7z rsync scp bat"
+)
+_FIND_RUNS = name_set("-exec -execdir -ok -okdir")
+_FD_RUNS = name_set("-x -X --exec --exec-batch")
+
+
+@dataclass(frozen=True, slots=True)
+class RecursiveRead:
+    """Folders a command reads everything under (``grep -r x src``, ``rg x``).
+
+    ``default_cwd``: with no existing file or folder among ``folders`` it walks the
+    working folder (``rg TODO``, ``grep -r x``, ``find . | xargs cat``).
+    """
+
+    folders: tuple[PathArgument, ...]
+    default_cwd: bool
+
+
+def recursive_read(cmd: SimpleCommand) -> RecursiveRead | None:
+    """Whether ``cmd`` reads every file under some folders, and which (None: it does not).
+
+    A deny rule for one file (``Read(.env)``) is slipped past by a search of the
+    folder that holds it; the permission system scans such folders for denied files.
+    Over-matching only makes it look at more folders.
+    """
+    if cmd.assignment_only or not cmd.argv:
+        return None
+    argv = cmd.argv
+    name = os.path.basename(argv[0])
+    args = tuple(path_arguments(cmd))
+    if cmd.open_args and "xargs" in cmd.wrappers and name in CONTENT_READERS:
+        return RecursiveRead(args, True)  # the files come from stdin
+    if name in _GREPS:
+        recursive = _has_option(
+            argv, ("--recursive", "--dereference-recursive", "--directories=recurse"), "rR"
+        ) or any(a == "-d" and b == "recurse" for a, b in itertools.pairwise(argv))
+        return RecursiveRead(args, True) if recursive else None
+    if name in _RECURSIVE_SEARCHERS:
+        return RecursiveRead(args, True)
+    if name == "git" and len(argv) > 1 and argv[1] == "grep":
+        return RecursiveRead(args, True)
+    if name == "find" and any(w in _FIND_RUNS for w in argv):
+        starts = []
+        for i, word in enumerate(argv[1:], 1):
+            if word.startswith(("-", "(", "!")) and i not in cmd.dynamic:
+                break
+            starts.append(PathArgument(word, i in cmd.dynamic))
+        return RecursiveRead(tuple(starts), True)
+    if name in ("fd", "fdfind") and any(w in _FD_RUNS for w in argv):
+        return RecursiveRead(args, True)
+    copies = {"cp": "rRa", "rsync": "ra", "scp": "r", "zip": "r"}
+    if name in copies and _has_option(argv, ("--recursive", "--archive"), copies[name]):
+        return RecursiveRead(args, False)
+    if name in ("tar", "bsdtar", "7z"):
+        return RecursiveRead(args, False)
+    return None
 
 
 # --------------------------------------------------------------------------- classification
