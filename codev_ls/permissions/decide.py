@@ -364,6 +364,15 @@ class _Judge:
                 paths.extend(self._shell_paths(arg.word, arg.dynamic, cwds, via))
             if cmd.open_args and any(r.reads_file for r in cmd.redirects):
                 paths.append(_Path(self.cwd, self.cwd, f"{via} (arguments read from a file)", True))
+            elif cmd.open_args and not _fed_by_listing(parsed, cmd):
+                paths.append(
+                    _Path(
+                        self.cwd,
+                        self.cwd,
+                        f"{via} (xargs passes names only known at run time)",
+                        True,
+                    )
+                )
             facts.maybe_reads.extend(paths)
             if shell.command_problem(cmd, redirects=False) is None:
                 facts.command_reads[index] = paths
@@ -761,6 +770,17 @@ FS_RESHAPING = shell.name_set(
     "ln link mv cp rm rmdir mkdir install rsync tar bsdtar unzip 7z cpio patch git mount "
     "umount bindfs rename"
 )
+
+
+def _fed_by_listing(parsed: shell.ParsedCommand, cmd: shell.SimpleCommand) -> bool:
+    """Whether the names xargs passes to ``cmd`` come from listing files below folders
+    the line itself names (``find . -name '*.py' | xargs wc -l``), and from nothing else
+    (``echo /etc/passwd | xargs cat``, ``xargs -a list cat``)."""
+    outer = cmd.layers[0] if cmd.layers else cmd.argv
+    if any(w in ("-a", "--arg-file") or w.startswith("--arg-file=") for w in outer):
+        return False
+    others = [c for c in parsed.commands if c is not cmd]
+    return bool(others) and all(shell.lists_workspace_paths(c) for c in others)
 
 
 def _unique(paths: list[_Path]) -> list[_Path]:

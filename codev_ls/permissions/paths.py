@@ -172,10 +172,11 @@ class ScanResult:
     complete: bool = True
 
 
-def scan_for_match(pattern: PathPattern, folder: Path, *, limit: int = SCAN_LIMIT) -> ScanResult:
+def scan_for_match(pattern: PathPattern, folder: Path, *, limit: int | None = None) -> ScanResult:
     """The first file inside ``folder`` that ``pattern`` matches (ignoring case),
     walking without following symlinks (a recursive grep does not follow them
     either). Folders an anchored pattern cannot reach are not entered."""
+    limit = SCAN_LIMIT if limit is None else limit
     folded = _folded(pattern)
     spec = _spec(folded.pattern)
     base = str(folded.base)

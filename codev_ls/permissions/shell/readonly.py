@@ -383,6 +383,43 @@ def recursive_read(cmd: SimpleCommand) -> RecursiveRead | None:
     return None
 
 
+_PATH_LISTERS = name_set("find fd fdfind ls")
+_LINE_SELECTORS = name_set("sort uniq head tail grep egrep fgrep cd")
+
+
+def lists_workspace_paths(cmd: SimpleCommand) -> bool:
+    """Whether ``cmd`` only prints names of files below its (judged) arguments, or only
+    selects lines of its input: what feeds ``xargs cat`` is then a list of those files.
+
+    ``echo /etc/passwd | xargs cat`` reads a file named only at run time; ``find . -name
+    '*.py' | xargs wc -l`` reads files below ``.``. A filter that rewrites lines (sed,
+    awk, tr, ``grep -o``) can turn those names into any path, so it does not count.
+    """
+    if cmd.assignment_only or not cmd.argv or cmd.open_args or cmd.env:
+        return False
+    argv = cmd.argv
+    name = os.path.basename(argv[0])
+    if command_problem(cmd) is not None:
+        return False
+    if name in _PATH_LISTERS:
+        return True
+    if name == "git" and len(argv) > 1:
+        if argv[1] == "ls-files":
+            return True
+        return argv[1] == "diff" and ("--name-only" in argv or "--name-status" in argv)
+    if name in ("rg", "grep", "egrep", "fgrep") and _has_option(
+        argv, ("--files", "--files-with-matches", "--files-without-match"), "lL"
+    ):
+        return True
+    if name in _LINE_SELECTORS:
+        if name in _GREPS and _has_option(argv, ("--only-matching",), "o"):
+            return False
+        # Reading stdin only: grep's one word is its pattern, the others have none.
+        words = _positional(argv, ("-n", "-e", "-m", "-A", "-B", "-C", "-f", "-k", "-t"))
+        return name == "cd" or len(words) <= (1 if name in _GREPS else 0)
+    return False
+
+
 # --------------------------------------------------------------------------- classification
 
 _SEARCH = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "locate"})

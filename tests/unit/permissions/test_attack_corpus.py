@@ -73,6 +73,8 @@ def world(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> W
         fake.write_text(f"#!/bin/sh\ntouch {workspace}/PWNED\n")
         fake.chmod(0o755)
     (workspace / "evil.sh").write_text(f"touch {workspace}/PWNED\n")
+    # A value bash evaluates as an array subscript runs the command in it.
+    (workspace / "payload.txt").write_text("a[$(touch PWNED)]\n")
     os.link(outside / "target.txt", workspace / "src" / "hardlink")
     (workspace / ".git" / "hooks").mkdir(parents=True)
     (workspace / ".codev").mkdir()
@@ -188,7 +190,66 @@ CASES = [
     ),
     Case("find-delete", "find . -name victim.txt -delete"),
     Case("planted-program", "./bin/echo hi"),
+    # Builtins that set variables re-point later commands as `PATH=bin` would.
+    Case("printf-v-path", "printf -v PATH %s bin; echo hi"),
+    Case("read-path", "read PATH <<< bin; echo hi", allow=(*E, "Bash(read:*)")),
+    Case("export-quoted-path", 'export "PATH=bin"; echo hi'),
+    Case("declare-quoted-path", "declare 'PATH=bin'; echo hi"),
+    Case("declare-dynamic-name", 'x=PATH; declare "$x=bin"; echo hi'),
+    # Bash evaluates a run-time value as arithmetic (an array subscript runs its
+    # command) in all of these: `echo` alone is allowed, yet nothing may run.
+    Case("arith-indirect", "x=$(cat payload.txt); echo ${!x}"),
+    Case("arith-substring", "x=$(cat payload.txt); echo ${HOME:x}"),
+    Case("arith-test-v", 'x=$(cat payload.txt); [ -v "$x" ]'),
+    Case("arith-printf-v", 'x=$(cat payload.txt); printf -v "$x" hi'),
+    Case("arith-command", "x=$(cat payload.txt); (( x ))"),
+    Case("arith-declare", 'x=$(cat payload.txt); declare "$x=1"'),
     # ---- deny rules see every part (#37662, #70369)
+    *(
+        Case(
+            f"deny-through-{wrapper.split()[0]}",
+            f"{wrapper} rm victim.txt",
+            allow=("Bash",),
+            deny=("Bash(rm:*)",),
+            mode="bypassPermissions",
+        )
+        for wrapper in (
+            "setsid",
+            "ionice -c 3",
+            "taskset -c 0",
+            "chrt -o 0",
+            "busybox",
+            "flock victim.txt",
+        )
+    ),
+    Case(
+        "deny-read-lowercase-rule",
+        "cat foo.txt",
+        allow=("Bash",),
+        deny=("read(FOO.txt)",),
+        mode="bypassPermissions",
+        secret="SECRET-FOO",
+    ),
+    # A search of a folder holding a denied file reads that file.
+    *(
+        Case(
+            f"deny-recursive-{name}",
+            command,
+            allow=("Bash",),
+            deny=("Read(foo.txt)",),
+            mode=mode,
+            secret="SECRET-FOO",
+        )
+        for name, command, mode in (
+            ("grep-r", "grep -r SECRET .", "bypassPermissions"),
+            ("grep-r-default", "grep -rn SECRET", "default"),
+            ("rg", "rg SECRET", "default"),
+            ("git-grep", "git grep --no-index SECRET", "acceptEdits"),
+            ("xargs-cat", "find . -name 'f*' | xargs cat", "default"),
+            ("find-exec-cat", "find . -name 'f*' -exec cat {} +", "bypassPermissions"),
+            ("tar", "tar cf - . | tar xOf - --wildcards 'f*'", "bypassPermissions"),
+        )
+    ),
     Case(
         "deny-chained-37662",
         "echo x && git clean -fdx",
@@ -350,6 +411,12 @@ CONTROLS = [
     Case("echo", "echo hi"),
     Case("echo-into-src", "echo hi > src/new.txt"),
     Case("read-only-compound", "ls src && git status --short || true", allow=(*E, "Bash(true)")),
+    # A search of folders holding no denied file, and a listing piped to a reader.
+    Case("grep-r-src", "grep -rn print src", deny=("Read(foo.txt)",)),
+    Case("rg-src", "rg print src", deny=("Read(foo.txt)",)),
+    Case("find-xargs-wc", "find src -name '*.py' | xargs wc -l", deny=("Read(foo.txt)",)),
+    Case("printf-v-name", 'printf -v now %s x; echo "$now"'),
+    Case("arith-literal", "echo $((6 * 7)) ${HOME:1:2}"),
     Case("write-src", tool="Write", input={"file_path": "{ws}/src/new.py", "content": "x = 1\n"}),
     Case("bypass", "touch made", allow=(), mode="bypassPermissions"),
 ]
