@@ -137,6 +137,9 @@ class _Facts:
     # Folders a shell command reads everything under (`grep -r x .`, `rg x`): a deny
     # or ask rule for a file in them applies to the command too.
     recursive: list[_Path] = field(default_factory=list)
+    # Folders a tool searches or lists whole (Grep, Glob). Those tools leave out what
+    # deny rules forbid themselves; an ask rule for a file in them asks.
+    searched: list[_Path] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- decide
@@ -205,7 +208,7 @@ class _Judge:
             hit = self._match(rule, "deny", facts)
             if hit:
                 return self._deny(f"{hit} is denied by the rule {rule.describe()}.", rule)
-            reach = self._reaches(rule, facts)
+            reach = self._reaches(rule, facts.recursive, READ_RULE_TOOLS)
             if reach is not None and reach[1]:
                 return self._deny(
                     f"{reach[0]} which the rule {rule.describe()} denies. Search with the "
@@ -234,7 +237,9 @@ class _Judge:
                 return self._ask(
                     f"{hit} needs confirmation by the rule {rule.describe()}", rule=rule.text
                 )
-            reach = self._reaches(rule, facts)
+            reach = self._reaches(
+                rule, [*facts.recursive, *facts.searched], READ_RULE_TOOLS | frozenset(self.names)
+            )
             if reach is not None:
                 what = "which" if reach[1] else "the"
                 return self._ask(
@@ -325,6 +330,12 @@ class _Judge:
         facts = _Facts(subject=subject, read_only=read_only)
         for p in subject.read_paths:
             facts.reads.append(self._path(p, "read"))
+        if subject.command is None:
+            facts.searched = [
+                _Path(p.real, p.lexical, f"{tool.name}", is_dir=True)
+                for p in facts.reads
+                if p.is_dir
+            ]
         for p in subject.write_paths:
             facts.writes.append(self._path(p, "write"))
         if subject.command is not None:
@@ -476,15 +487,17 @@ class _Judge:
             p.lexical, is_dir=p.is_dir
         )
 
-    def _reaches(self, rule: PermissionRule, facts: _Facts) -> tuple[str, bool] | None:
-        """A recursive read in the line (`grep -r x .`) that reaches a file the read
-        rule ``rule`` names: what it is, and whether such a file was found (False: the
-        folder holds too many files to tell)."""
-        if rule.specifier is None or not rule.is_for(READ_RULE_TOOLS, fold=True):
+    def _reaches(
+        self, rule: PermissionRule, folders: list[_Path], tools: frozenset[str]
+    ) -> tuple[str, bool] | None:
+        """A read of every file under ``folders`` (`grep -r x .`, Grep) that reaches a
+        file ``rule`` (a path rule for one of ``tools``) names: what it is, and whether
+        such a file was found (False: a folder holds too many files to tell)."""
+        if rule.specifier is None or not rule.is_for(tools, fold=True):
             return None
         pattern = path_pattern(rule.specifier, self.root)
         unsure: tuple[str, bool] | None = None
-        for folder in facts.recursive:
+        for folder in folders:
             if not pattern.may_match_under(folder.real):
                 continue
             scan = scan_for_match(pattern, folder.real)

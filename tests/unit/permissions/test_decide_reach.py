@@ -222,3 +222,17 @@ async def test_rules_naming_no_tool_are_warned_about(
     assert "Edit(src/**)" not in text
     engine.tool_pool()
     assert len([m for level, m in bridge.messages if level == "warning"]) == len(warnings)
+
+
+async def test_a_search_tool_reaching_an_ask_rule_asks(
+    make_engine: EngineFactory, tree: Path
+) -> None:
+    engine = make_engine(ask=["Read(config/**)"], tools=[*all_tools(), GrepTool()])
+    decision = await judge(engine, "Grep", pattern="TOKEN")
+    assert decision.behavior == "ask" and decision.rule == "Read(config/**)"
+    assert "config/.env" in decision.reason
+    decision = await judge(engine, "Grep", pattern="TOKEN", path=str(tree / "src"))
+    assert decision.behavior == "allow", decision.reason
+    # A deny rule is no question: the search runs and leaves the file out.
+    engine = make_engine(deny=["Read(config/**)"], tools=[*all_tools(), GrepTool()])
+    assert (await judge(engine, "Grep", pattern="TOKEN")).behavior == "allow"
