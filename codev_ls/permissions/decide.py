@@ -11,7 +11,8 @@ The order, first match wins::
     2. a deny rule matching any part of the use    → deny
     3. plan mode and the use is not read-only      → deny (saying plan mode is on)
     4. the tool says "always ask" (force_ask)      → ask
-    5. bypassPermissions                           → allow
+    5. bypassPermissions                           → allow, except a command line
+       not fully understood while deny rules for commands exist → deny
     6. an ask rule matching any part of the use    → ask
     7. every part is covered (allow rules, mode)   → allow, else ask
        (auto mode: the classifier decides what the rules leave open)
@@ -226,6 +227,16 @@ class _Judge:
             return self._ask(facts.subject.force_ask_reason)
         # 5. bypass
         if self.mode == "bypassPermissions":
+            unchecked = self._unchecked_deny(facts)
+            if unchecked is not None:
+                assert facts.parsed is not None
+                return self._deny(
+                    "bypassPermissions mode still holds to the deny rule "
+                    f"{unchecked.describe()}, and part of this command cannot be checked "
+                    f"against it ({'; '.join(facts.parsed.reasons)}). Write the command so "
+                    "that every program it runs is visible.",
+                    unchecked,
+                )
             self.trace.append("allow: bypassPermissions mode runs everything not denied")
             return self._done(
                 PermissionResult.allow(self.input, "bypassPermissions mode", source="config")
@@ -267,6 +278,19 @@ class _Judge:
             if verdict is not None:
                 return verdict
         return self._ask(reason, suggestions)
+
+    def _unchecked_deny(self, facts: _Facts) -> PermissionRule | None:
+        """A deny rule for commands that a line the parser cannot fully follow (`eval
+        "$x"`, `$cmd`, `... | bash`) may slip past. Other modes ask for such a line;
+        bypassPermissions, which asks nothing, refuses it instead."""
+        parsed = facts.parsed
+        if parsed is None or parsed.fully_understood:
+            return None
+        names = frozenset(self.names)
+        return next(
+            (r for r in self.pctx.deny if r.specifier is not None and r.is_for(names, fold=True)),
+            None,
+        )
 
     def _allowed(self, parts: list[_Part]) -> PermissionResult:
         rules = [r for p in parts for r in p.rules]

@@ -622,6 +622,8 @@ class _Walker:
                 self.cd_targets.append(target.value)
         elif name == "popd":
             self.cd_targets.append(None)
+        elif name == "alias" and any(w.dynamic or "=" in w.value for w in words[1:]):
+            self.reasons.append("it defines an alias, which can change what later commands do")
         self._variable_effects(words)
         inner = _look_through(self, words, depth)
         if inner is None:
@@ -730,6 +732,9 @@ class _Walker:
             else:
                 names.extend(positional[:1] or [_Word("MAPFILE", False, "MAPFILE")])
         for w in names:
+            if w.value in PROMPT_VARS:
+                self.reasons.append(f"`{base}` sets {w.value}, which bash expands as code")
+                continue
             if w.dynamic or not _NAME.fullmatch(w.value):
                 self.reasons.append(
                     f"`{base}` sets a variable named {w.source!r}, which bash can evaluate as code"
@@ -767,7 +772,13 @@ class _Walker:
                         value_parts.append(self._word(part, depth).value)
             elif child.is_named:
                 self.reasons.append(f"unsupported assignment syntax ({child.type})")
-        return name, "".join(value_parts)
+        value = "".join(value_parts)
+        self._prompt_check(name, value)
+        return name, value
+
+    def _prompt_check(self, name: str, value: str) -> None:
+        if _prompt_code(name, value):
+            self.reasons.append(_PROMPT_REASON.format(name=name))
 
     def _standalone_assignments(self, nodes: Iterable[Node], depth: int) -> None:
         env = [self._assignment(n, depth) for n in nodes]
@@ -821,6 +832,7 @@ class _Walker:
                 "which can re-point later commands or run code"
             )
         elif eq:
+            self._prompt_check(name, value)
             env.append((name, value))
 
     def _test_command(self, node: Node, depth: int) -> None:
@@ -1228,6 +1240,8 @@ def _look_through(walker: _Walker, words: list[_Word], depth: int) -> _Inner | N
     rest = words[1:]
     if base in SHELLS:
         return _shell_script(words, base)
+    if base == "trap":
+        return _trap(rest)
     if base == "eval":
         if not rest:
             return None
@@ -1373,6 +1387,22 @@ def _flock(walker: _Walker, words: list[_Word]) -> _Inner | None:
     return _Inner("words", "flock", words=rest) if rest else None
 
 
+def _trap(args: list[_Word]) -> _Inner | None:
+    """``trap 'script' SIGNAL...``: the script runs when the signal comes (EXIT: when
+    the line ends), so it is judged as if it ran. ``trap -p``, ``trap - SIG`` and
+    ``trap SIG`` (one word: a reset) run nothing."""
+    if args and not args[0].dynamic and args[0].value == "--":
+        args = args[1:]
+    if len(args) < 2:
+        return None
+    action = args[0]
+    if action.dynamic:
+        return _Inner("script", "trap", reason="`trap` runs text only known at run time")
+    if action.value == "-" or (action.value.startswith("-") and len(action.value) == 2):
+        return None
+    return _Inner("script", "trap", script=action.value)
+
+
 def _shell_script(words: list[_Word], base: str) -> _Inner:
     """``bash -c 'script'``; a shell without -c runs a file or reads stdin."""
     label = f"{base} -c"
@@ -1438,6 +1468,8 @@ def _env(words: list[_Word]) -> _Inner | None:
             return _Inner("unknown", "env", reason=f"`env {v}` is not understood")
         elif "=" in v and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", v):
             name, value = v.split("=", 1)
+            if _prompt_code(name, value):
+                return _Inner("unknown", "env", reason=_PROMPT_REASON.format(name=name))
             env.append((name, value))
             i += 1
         else:
@@ -1579,6 +1611,19 @@ SAFE_ENV_VARS = name_set(
     "PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONHASHSEED PYTHONWARNINGS GOOS "
     "GOARCH CGO_ENABLED NPM_CONFIG_LOGLEVEL TIMEFORMAT REPLY MAPFILE OPTARG OPTIND"
 )
+# Variables bash expands as it prompts or traces (`set -x`): a `$(...)` in them runs.
+PROMPT_VARS = name_set("PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND")
+_PROMPT_REASON = "{name} holds code bash runs when it prompts or traces commands"
+
+
+def _prompt_code(name: str, value: str) -> bool:
+    """``PS4='$(cmd)'`` runs cmd each time bash traces a command (``set -x``);
+    ``PROMPT_COMMAND`` is a command."""
+    if name == "PROMPT_COMMAND":
+        return bool(value.strip())
+    return name in PROMPT_VARS and any(c in value for c in "$`")
+
+
 _PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
 
 

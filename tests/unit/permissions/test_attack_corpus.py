@@ -222,6 +222,25 @@ CASES = [
             "flock victim.txt",
         )
     ),
+    # bypassPermissions asks nothing, so a line a command deny rule cannot be checked
+    # on is refused; a trap's script is checked like any command.
+    *(
+        Case(
+            f"deny-bypass-{name}",
+            command,
+            allow=("Bash",),
+            deny=("Bash(rm:*)",),
+            mode="bypassPermissions",
+        )
+        for name, command in (
+            ("dynamic-name", "x=rm; $x victim.txt"),
+            ("eval", 'x="rm victim.txt"; eval "$x"'),
+            ("pipe-to-bash", "echo rm victim.txt | bash"),
+            ("trap", "trap 'rm victim.txt' EXIT"),
+            ("ps4", "PS4='$(rm victim.txt)'; set -x; true"),
+            ("alias", "shopt -s expand_aliases\nalias ll='rm victim.txt'\nll"),
+        )
+    ),
     Case(
         "deny-read-lowercase-rule",
         "cat foo.txt",

@@ -236,3 +236,37 @@ async def test_a_search_tool_reaching_an_ask_rule_asks(
     # A deny rule is no question: the search runs and leaves the file out.
     engine = make_engine(deny=["Read(config/**)"], tools=[*all_tools(), GrepTool()])
     assert (await judge(engine, "Grep", pattern="TOKEN")).behavior == "allow"
+
+
+# --------------------------------------------------------------------------- bypass mode
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'eval "$x"',
+        "x=rm; $x victim.txt",
+        'bash -c "$x"',
+        "echo rm victim.txt | bash",
+        "PS4='$(rm victim.txt)'; set -x; true",
+        "shopt -s expand_aliases; alias ll='rm victim.txt'",
+    ],
+)
+async def test_bypass_refuses_a_line_a_command_deny_rule_cannot_be_checked_on(
+    make_engine: EngineFactory, tree: Path, command: str
+) -> None:
+    engine = make_engine(mode="bypassPermissions", deny=["Bash(rm:*)"])
+    decision = await judge(engine, "Bash", command=command)
+    assert decision.behavior == "deny" and decision.rule == "Bash(rm:*)", decision.reason
+    # Without a deny rule for commands bypassPermissions runs it, as documented.
+    engine = make_engine(mode="bypassPermissions", deny=["Read(secrets/**)"])
+    assert (await judge(engine, "Bash", command=command)).behavior == "allow"
+
+
+async def test_bypass_still_runs_what_it_understands(
+    make_engine: EngineFactory, tree: Path
+) -> None:
+    engine = make_engine(mode="bypassPermissions", deny=["Bash(rm:*)"])
+    for command in ("make -j4 && npm test", "trap 'echo bye' EXIT; ls"):
+        assert (await judge(engine, "Bash", command=command)).behavior == "allow"
+    assert (await judge(engine, "Bash", command="trap 'rm x' EXIT")).behavior == "deny"

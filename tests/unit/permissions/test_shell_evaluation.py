@@ -231,3 +231,36 @@ def test_not_recursive_reads(command: str) -> None:
 def test_what_feeds_xargs_file_names(command: str, lists: bool) -> None:
     cmd = parse_command(command).commands[0]
     assert lists_workspace_paths(cmd) is lists
+
+
+# --------------------------------------------------------------------------- code run later
+
+
+def test_trap_runs_its_script_as_commands_of_their_own() -> None:
+    (cmd,) = parse_command("trap 'rm x' EXIT").commands
+    assert cmd.argv == ("rm", "x") and cmd.wrappers == ("trap",)
+    assert match_rule("rm:*", cmd, "deny")
+    assert is_read_only_command("trap 'echo bye' EXIT; ls")
+    for command in ("trap -p", "trap - EXIT", "trap INT"):
+        assert [c.argv[0] for c in parse_command(command).commands] == ["trap"]
+    assert "run time" in not_understood('trap "$x" EXIT')
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "PS4='$(rm x)'; set -x; true",
+        'export "PS4=`rm x`"',
+        "printf -v PS4 x",
+        "PROMPT_COMMAND='rm x' bash -i -c true",
+        "env PS4='$(rm x)' bash -xc true",
+        "shopt -s expand_aliases; alias ll='rm x'",
+    ],
+)
+def test_code_bash_runs_later_is_not_understood(command: str) -> None:
+    assert not_understood(command)
+
+
+def test_plain_prompt_values_and_alias_listings_stay_understood() -> None:
+    assert parse_command("export PS4='+ '").fully_understood
+    assert parse_command("alias; alias ll").fully_understood
