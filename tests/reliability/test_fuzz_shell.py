@@ -138,6 +138,18 @@ TRICKS = [
     "git -c core.pager=pwned log",
     "rg --pre pwned hello in.txt",
     "sort --compress-program=pwned in.txt",
+    # A value only known at run time, evaluated as arithmetic (its subscript runs).
+    "x=$(cat in.txt | sed 's/.*/a[$(pwned)]/'); echo ${!x}",
+    "read -r x <<< 'a[$(pwned)]'; echo ${!x}",
+    "read -r x <<< 'a[$(pwned)]'; echo ${HOME:x}",
+    "read -r x <<< 'a[$(pwned)]'; (( x ))",
+    "read -r x <<< 'a[$(pwned)]'; [ -v \"$x\" ]",
+    "read -r x <<< 'a[$(pwned)]'; printf -v \"$x\" hi",
+    "read -r x <<< 'a[$(pwned)]'; declare \"$x=1\"",
+    "mapfile -t a <<< 'a[$(pwned)]'; echo ${!a}",
+    "PS4='$(pwned)' bash -xc true",
+    "env PS4='$(pwned)' bash -xc true",
+    "trap pwned EXIT",
 ]
 JOINS = ["{a} && {b}", "{a} || {b}", "{a}; {b}", "{a} | {b}", "{a}\n{b}", "{a} & {b}"]
 NOISE = list(";&|()$`'\"{}<>\\\n *[]=#!~-")

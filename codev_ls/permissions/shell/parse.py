@@ -1636,4 +1636,8 @@ def is_safe_env_name(name: str, *, standalone: bool = False) -> bool:
     """
     if name in SAFE_ENV_VARS or name.startswith("LC_"):
         return True
+    if name == "IFS":
+        # As a prefix (`IFS= read -r line`) it only splits that command's input: a
+        # program started with it does not take it (bash resets IFS at start-up).
+        return not standalone
     return standalone and name.islower() and name not in _PROXY_VARS and "[" not in name

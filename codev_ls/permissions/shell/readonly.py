@@ -70,7 +70,7 @@ ALWAYS_READ_ONLY = name_set(
     "tr cmp comm diff md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum "
     "cksum seq test [ [[ printenv column od hexdump strings jq tac rev paste fold "
     "expand unexpand join base64 nproc uptime cd wait sleep locate whereis lsblk "
-    "file"
+    "file read mapfile readarray getopts"
 )
 # Read-only whatever words xargs appends (used for `xargs CMD`).
 ARGS_IRRELEVANT = name_set(
@@ -277,7 +277,8 @@ def is_read_only_command(command: str) -> bool:
 # Commands whose arguments never name files they read or write.
 ARGS_NOT_PATHS = name_set(
     "echo printf seq true false : pwd sleep wait uname id whoami groups nproc uptime which "
-    "type command printenv date test [ [[ hostname export local declare typeset readonly unset"
+    "type command printenv date test [ [[ hostname export local declare typeset readonly unset "
+    "read mapfile readarray getopts"
 )
 
 
@@ -378,9 +379,19 @@ def recursive_read(cmd: SimpleCommand) -> RecursiveRead | None:
     copies = {"cp": "rRa", "rsync": "ra", "scp": "r", "zip": "r"}
     if name in copies and _has_option(argv, ("--recursive", "--archive"), copies[name]):
         return RecursiveRead(args, False)
-    if name in ("tar", "bsdtar", "7z"):
+    if name in ("tar", "bsdtar") and _tar_packs(argv):
+        return RecursiveRead(args, False)
+    if name == "7z" and len(argv) > 1 and argv[1] in ("a", "u"):
         return RecursiveRead(args, False)
     return None
+
+
+def _tar_packs(argv: Sequence[str]) -> bool:
+    """``tar c``/``r``/``u`` (create, append, update) read the files named; ``x``/``t`` do not."""
+    first = argv[1] if len(argv) > 1 else ""
+    if first and not first.startswith("-") and any(c in first for c in "cru"):
+        return True  # `tar czf out.tgz .`: the old bundled form
+    return _has_option(argv, ("--create", "--append", "--update"), "cru") is not None
 
 
 _PATH_LISTERS = name_set("find fd fdfind ls")

@@ -435,6 +435,7 @@ CONTROLS = [
     Case("rg-src", "rg print src", deny=("Read(foo.txt)",)),
     Case("find-xargs-wc", "find src -name '*.py' | xargs wc -l", deny=("Read(foo.txt)",)),
     Case("printf-v-name", 'printf -v now %s x; echo "$now"'),
+    Case("read-loop", 'while IFS= read -r line; do echo "$line"; done < src/app.py'),
     Case("arith-literal", "echo $((6 * 7)) ${HOME:1:2}"),
     Case("write-src", tool="Write", input={"file_path": "{ws}/src/new.py", "content": "x = 1\n"}),
     Case("bypass", "touch made", allow=(), mode="bypassPermissions"),

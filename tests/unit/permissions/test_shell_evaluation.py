@@ -264,3 +264,43 @@ def test_code_bash_runs_later_is_not_understood(command: str) -> None:
 def test_plain_prompt_values_and_alias_listings_stay_understood() -> None:
     assert parse_command("export PS4='+ '").fully_understood
     assert parse_command("alias; alias ll").fully_understood
+
+
+# --------------------------------------------------------------------------- read loops, tar
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'while IFS= read -r line; do echo "$line"; done < src/a.py',
+        'mapfile -t lines < src/a.py; echo "${lines[@]}"',
+        "read -r -p 'Name? ' name",
+        "IFS=, read -r a b <<< 'x,y'",
+        "getopts ab opt",
+    ],
+)
+def test_reading_into_variables_is_read_only(command: str) -> None:
+    assert is_read_only_command(command), parse_command(command).reasons
+
+
+def test_ifs_is_safe_only_as_a_prefix() -> None:
+    assert is_read_only_command("IFS=: ls")
+    assert not is_read_only_command("IFS=:; ls")
+
+
+@pytest.mark.parametrize(
+    ("command", "packs"),
+    [
+        ("tar czf out.tgz .", True),
+        ("tar -czf out.tgz src", True),
+        ("tar --create -f x.tar .", True),
+        ("tar rf x.tar .", True),
+        ("tar xzf a.tgz -C .", False),
+        ("tar -xf a.tar", False),
+        ("tar tf a.tar", False),
+        ("7z a x.7z .", True),
+        ("7z x a.7z", False),
+    ],
+)
+def test_only_packing_reads_a_folder(command: str, packs: bool) -> None:
+    assert (recursive_read(parse_command(command).commands[0]) is not None) is packs
