@@ -38,6 +38,9 @@ class PermissionRequest:
     # The generalised rule that "Allow for this session" / "Always allow" would keep.
     session_rule: str | None = None
     always_rule: str | None = None
+    # A whole first line for questions that are not about a tool use (an MCP server's
+    # start): editors show it instead of "Codev wants to use <message>".
+    headline: str = ""
 
 
 @dataclass(slots=True)
@@ -45,6 +48,10 @@ class PermissionAnswer:
     choice: PermissionChoice
     # Free text from the user (e.g. why they rejected), passed to the model.
     feedback: str = ""
+    # No choice was made (the question was dismissed, failed, or could not be asked):
+    # ``choice`` is then "reject", but nothing should be remembered as the user's answer
+    # (an MCP server's approval question is asked again next time).
+    dismissed: bool = False
 
 
 @dataclass(slots=True)
@@ -232,7 +239,7 @@ class TerminalBridge:
                 self._print(f"  [{key}] {title}")
             if not self._can_ask():
                 self._print("  → Reject (no terminal to ask on; pass --yes to allow)")
-                return PermissionAnswer("reject")
+                return PermissionAnswer("reject", dismissed=True)
             self._err.write("  choice: ")
             self._err.flush()
             line = await asyncio.to_thread(self._in.readline)
@@ -240,7 +247,11 @@ class TerminalBridge:
             for key, choice, _ in options:
                 if answer == key or (choice == "allow_once" and answer in ("y", "yes")):
                     return PermissionAnswer(choice)
-            return PermissionAnswer("reject")
+            if answer in ("n", "no"):
+                return PermissionAnswer("reject")
+            # End of input, an empty line or an answer that is none of the choices.
+            self._print("  → Reject (no choice made)")
+            return PermissionAnswer("reject", dismissed=True)
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:
         return await write_edit_to_disk(edit)
@@ -295,11 +306,13 @@ class ScriptedBridge:
     """A bridge for tests and scripts: answers are given in advance, everything is recorded.
 
     ``answers`` are consumed in order; when they run out, ``default_answer``
-    is used. Buffers can be opened with :meth:`open_buffer`.
+    is used; ``"dismiss"`` answers like an editor whose prompt was closed
+    (a rejection with ``dismissed`` set). Buffers can be opened with
+    :meth:`open_buffer`.
     """
 
-    answers: list[PermissionChoice] = field(default_factory=list)
-    default_answer: PermissionChoice = "reject"
+    answers: list[PermissionChoice | Literal["dismiss"]] = field(default_factory=list)
+    default_answer: PermissionChoice | Literal["dismiss"] = "reject"
     edit_preview_approval: bool = False
     # Decide edits: None applies them all; a callable may refuse or apply some hunks.
     edit_decider: Callable[[FileEdit], EditApplyResult | None] | None = None
@@ -317,6 +330,8 @@ class ScriptedBridge:
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         self.requests.append(request)
         choice = self.answers.pop(0) if self.answers else self.default_answer
+        if choice == "dismiss":
+            return PermissionAnswer("reject", dismissed=True)
         return PermissionAnswer(choice)
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:
