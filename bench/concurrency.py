@@ -9,6 +9,8 @@ uses side by side (``Engine.run_batch``). This measures, in one run:
 
 The ratio wall / slowest single says how much of the work overlaps: 1× would be
 perfect overlap, 100× no overlap at all (every call waiting for the previous).
+:func:`measure_lsp` does the same over LSP: 100 ``codev/runTool`` requests
+written at once to the real server, against each request alone.
 
     python bench/concurrency.py [--calls 100] [--lines 2000]
 """
@@ -27,6 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+if str(REPO / "bench") not in sys.path:
+    sys.path.append(str(REPO / "bench"))
 
 TARGET_RATIO = 10.0
 
@@ -97,18 +101,77 @@ async def measure(calls: int = 100, lines: int = 2000, rounds: int = 3) -> Concu
     )
 
 
+def measure_lsp(calls: int = 100, lines: int = 2000, rounds: int = 3) -> ConcurrencyFigures:
+    """The same over LSP: ``calls`` codev/runTool requests written at once to the real
+    server, against each request alone (one in flight)."""
+    import json
+    import os
+
+    from lsp_costs import Client, _env
+
+    with tempfile.TemporaryDirectory(prefix="codev-bench-conc-lsp-") as tmp:
+        root = Path(tmp) / "ws"
+        paths = make_files(root, calls, lines)
+        client = Client([sys.executable, "-m", "codev_ls"], _env(Path(tmp)))
+        try:
+            client.initialize(root, {"workspace": {"applyEdit": True}})
+
+            def params(p: Path) -> dict[str, object]:
+                return {"name": "Read", "input": {"file_path": str(p)}}
+
+            for p in paths[:5]:
+                client.request("codev/runTool", params(p))
+            singles: list[float] = []
+            walls: list[float] = []
+            for _ in range(rounds):
+                for p in paths:
+                    t = time.perf_counter()
+                    outcome = client.request("codev/runTool", params(p))
+                    singles.append(time.perf_counter() - t)
+                    assert outcome["status"] == "success", outcome
+                t = time.perf_counter()
+                ids = set()
+                for p in paths:
+                    client._id += 1
+                    ids.add(client._id)
+                    client._write({"jsonrpc": "2.0", "id": client._id,
+                                   "method": "codev/runTool", "params": params(p)})  # fmt: skip
+                while ids:
+                    message, _ = client._read()
+                    if "method" in message:
+                        if "id" in message:
+                            client._write({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                        continue
+                    ids.discard(message.get("id"))
+                    assert message["result"]["status"] == "success", json.dumps(message)[:300]
+                walls.append(time.perf_counter() - t)
+        finally:
+            client.close()
+    assert os.sep == "/"
+    per_round = [singles[i * calls : (i + 1) * calls] for i in range(rounds)]
+    return ConcurrencyFigures(
+        calls=calls,
+        slowest_single_s=statistics.median(max(r) for r in per_round),
+        median_single_s=statistics.median(singles),
+        sum_single_s=statistics.median(sum(r) for r in per_round),
+        batch_wall_s=statistics.median(walls),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--lines", type=int, default=2000)
     args = parser.parse_args(argv)
-    f = asyncio.run(measure(args.calls, args.lines))
-    print(
-        f"{f.calls} Reads as one batch: {f.batch_wall_s * 1000:.1f} ms; slowest single "
-        f"{f.slowest_single_s * 1000:.1f} ms (median {f.median_single_s * 1000:.2f} ms, "
-        f"one after another {f.sum_single_s * 1000:.1f} ms) → {f.ratio:.1f}× "
-        f"(target ≤ {TARGET_RATIO:g}×)"
-    )
+    for where, f in (("engine", asyncio.run(measure(args.calls, args.lines))),
+                     ("LSP", measure_lsp(args.calls, args.lines))):  # fmt: skip
+        print(f"{where}: ", end="")
+        print(
+            f"{f.calls} Reads as one batch: {f.batch_wall_s * 1000:.1f} ms; slowest single "
+            f"{f.slowest_single_s * 1000:.1f} ms (median {f.median_single_s * 1000:.2f} ms, "
+            f"one after another {f.sum_single_s * 1000:.1f} ms) → {f.ratio:.1f}× "
+            f"(target ≤ {TARGET_RATIO:g}×)"
+        )
     return 0
 
 

@@ -144,7 +144,7 @@ def bench_lsp_costs(s: Settings) -> list[Line]:
 def bench_concurrency(s: Settings) -> list[Line]:
     concurrency = importlib.import_module("concurrency")
     f = asyncio.run(concurrency.measure(100, 2000, rounds=2 if s.quick else 5))
-    return [
+    lines = [
         Line(
             "100 concurrent Reads of 2000 lines, one batch: wall",
             ms(f.batch_wall_s),
@@ -163,6 +163,18 @@ def bench_concurrency(s: Settings) -> list[Line]:
             within(f.batch_wall_s / f.sum_single_s, 1.05),
         ),
     ]
+    if _server_available() is None:
+        g = concurrency.measure_lsp(100, 2000, rounds=2 if s.quick else 5)
+        lines += [
+            Line("100 concurrent codev/runTool Reads over LSP: wall", ms(g.batch_wall_s),
+                 f"{ms(g.slowest_single_s)} (slowest single request)", g.ratio,
+                 f"≤ {concurrency.TARGET_RATIO:g}×", within(g.ratio, concurrency.TARGET_RATIO),
+                 f"median single {ms(g.median_single_s)}"),
+            Line("  the same 100 one after another", ms(g.batch_wall_s),
+                 f"{ms(g.sum_single_s)} (sequential)", g.batch_wall_s / g.sum_single_s,
+                 "≤ 1.0×", within(g.batch_wall_s / g.sum_single_s, 1.05)),
+        ]  # fmt: skip
+    return lines
 
 
 def _tool_rows(rows: list[object]) -> list[Line]:

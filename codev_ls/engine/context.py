@@ -143,7 +143,9 @@ class Session:
 
         base = self.data_root or (config_dir() / "sessions")
         folder = base / self.id
-        folder.mkdir(parents=True, exist_ok=True)
+        if self.extras.get("_data_dir_made") != folder:  # one mkdir per folder, not per use
+            folder.mkdir(parents=True, exist_ok=True)
+            self.extras["_data_dir_made"] = folder
         return folder
 
 

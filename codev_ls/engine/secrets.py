@@ -46,14 +46,35 @@ SECRET_VARS = frozenset(
 _SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|_APIKEY)$", re.IGNORECASE)
 
 
+_cache: tuple[object, list[str]] | None = None
+
+
+def _environ_key() -> object:
+    """A cheap fingerprint of the environment (its raw bytes values hash once each)."""
+    data = getattr(os.environ, "_data", None)
+    if isinstance(data, dict):
+        return (len(data), hash(tuple(data.items())))
+    return tuple(os.environ.items())
+
+
 def known_secrets() -> list[str]:
-    """The secret values in the environment now, longest first."""
+    """The secret values in the environment now, longest first.
+
+    Scanning the environment decodes every variable; it runs on every tool use,
+    so the answer is kept until the environment changes.
+    """
+    global _cache
+    key = _environ_key()
+    if _cache is not None and _cache[0] == key:
+        return _cache[1]
     values = {
         value
         for name, value in os.environ.items()
         if (name in SECRET_VARS or _SECRET_NAME.search(name)) and len(value) >= MIN_SECRET
     }
-    return sorted(values, key=len, reverse=True)
+    found = sorted(values, key=len, reverse=True)
+    _cache = (key, found)
+    return found
 
 
 def redact(text: str, secrets: list[str] | None = None) -> str:

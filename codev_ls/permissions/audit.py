@@ -8,10 +8,13 @@ does not belong in a log.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import threading
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from codev_ls.engine.context import ToolUseContext
@@ -63,8 +66,47 @@ def audit_decision(
     """Append one decision to the session's audit log (never raises)."""
     try:
         line = json.dumps(audit_record(ctx, tool, input, decision), ensure_ascii=False)
-        path = ctx.session.data_dir / AUDIT_FILE
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        _append(ctx.session.data_dir / AUDIT_FILE, line + "\n")
     except Exception:
         log.exception("could not write the permission audit log")
+
+
+# Open audit files, kept open between decisions: opening and closing the file for every
+# tool use was a third of a Read's engine time. Line-buffered, so each record reaches the
+# file as it is written; a few at most (one per live session), closed at exit.
+_open: dict[Path, TextIO] = {}
+_open_lock = threading.Lock()
+_MAX_OPEN = 8
+
+
+def _append(path: Path, text: str) -> None:
+    with _open_lock:
+        fh = _open.get(path)
+        if fh is None or fh.closed:
+            if len(_open) >= _MAX_OPEN:
+                _close_all_locked()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = _open[path] = path.open("a", encoding="utf-8", buffering=1)
+        try:
+            fh.write(text)
+        except OSError:
+            fh.close()
+            _open.pop(path, None)
+            raise
+
+
+def _close_all_locked() -> None:
+    for fh in _open.values():
+        try:
+            fh.close()
+        except OSError:
+            pass
+    _open.clear()
+
+
+def close_audit_files() -> None:
+    with _open_lock:
+        _close_all_locked()
+
+
+atexit.register(close_audit_files)

@@ -33,6 +33,7 @@ from codev_ls.app import attach_permissions
 from codev_ls.bridge import ScriptedBridge
 from codev_ls.engine.registry import find_tool
 from codev_ls.engine.runtime import Engine
+from codev_ls.engine.tool import InputError
 from codev_ls.permissions.decide import decide
 from codev_ls.permissions.shell import parse_command
 from codev_ls.permissions.types import PermissionResult
@@ -217,7 +218,10 @@ class Lab:
         assert tool is not None
 
         async def run() -> PermissionResult:
-            parsed = tool.parse_input({"command": command})
+            try:
+                parsed = tool.parse_input({"command": command})
+            except InputError as exc:  # refused before any decision (e.g. a lone surrogate)
+                return PermissionResult.deny(exc.message)
             ctx = engine.context(tools=[tool])
             own = await tool.check_permissions(parsed, ctx)
             if own.behavior == "deny":
