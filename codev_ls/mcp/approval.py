@@ -279,7 +279,7 @@ def judge(server: ProjectServer, approvals: Approvals, key: bytes | None, root: 
 # --------------------------------------------------------------------------- the question
 
 
-def approval_request(server: ProjectServer, verdict: Verdict, root: Path) -> PermissionRequest:
+def approval_request(server: ProjectServer, verdict: Verdict) -> PermissionRequest:
     """The question for the user: the server's name and exactly what starting it does."""
     from codev_ls.engine.secrets import redact
 
@@ -291,13 +291,13 @@ def approval_request(server: ProjectServer, verdict: Verdict, root: Path) -> Per
             lines.append(f"cwd: {server.cwd}")
         env = server.definition.get("env")
         if isinstance(env, dict):
-            lines += [f"env: {k}={v}" for k, v in env.items()]
+            lines += [redact(f"env: {k}={v}") for k, v in env.items()]
         verb = "start"
     else:
         lines = [f"url: {redact(server.url)}"]
         headers = server.definition.get("headers")
         if isinstance(headers, dict):
-            lines += [f"header: {k}: {v}" for k, v in headers.items()]
+            lines += [redact(f"header: {k}: {v}") for k, v in headers.items()]
         verb = "connect to"
     reason = (
         f"{verdict.reason}. A project's MCP servers run with your rights; allow only what you trust"
@@ -315,6 +315,7 @@ def approval_request(server: ProjectServer, verdict: Verdict, root: Path) -> Per
         detail="\n".join(lines),
         reason=reason,
         always_rule=f"{name} (this definition)",
+        kind="mcp_server",
     )
 
 

@@ -114,13 +114,17 @@ class McpManager:
         Questions about unapproved project servers are waited for first (the
         user is being asked: no limit unless ``approval_limit_s``).
         """
+        await self.wait_approvals(approval_limit_s)
+        limit = limit_s if limit_s is not None else self.timeouts.startup_s + 5
+        await asyncio.gather(*(c.wait_settled(limit) for c in self.connections.values()))
+
+    async def wait_approvals(self, limit_s: float | None = None) -> None:
+        """Wait until every question about a project server is answered (or ``limit_s``)."""
         if not self._started:
             self.start()
         task = self._approval_task
         if task is not None and not task.done():
-            await asyncio.wait({task}, timeout=approval_limit_s)
-        limit = limit_s if limit_s is not None else self.timeouts.startup_s + 5
-        await asyncio.gather(*(c.wait_settled(limit) for c in self.connections.values()))
+            await asyncio.wait({task}, timeout=limit_s)
 
     async def aclose(self) -> None:
         """Stop every server (on engine close); idempotent."""
@@ -206,7 +210,7 @@ class McpManager:
 
         server = conn.config
         assert isinstance(server, StdioServer | HttpServer)
-        request = approval.approval_request(server, self._verdicts[conn.name], self.engine.root)
+        request = approval.approval_request(server, self._verdicts[conn.name])
         try:
             answer = await self.engine.bridge.ask_permission(request)
         except asyncio.CancelledError:
