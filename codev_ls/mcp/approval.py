@@ -39,8 +39,9 @@ asked again the next time the workspace opens.
 What is not covered: a server whose command is a script inside the project
 (``./run.sh``, ``node server.js``) can change what it does without its
 definition changing; the approval is of the command line, not of the files it
-runs. bypassPermissions does not approve servers either: it is about the
-model's tool uses, and starting a project's server is not one.
+runs. Neither bypassPermissions nor ``--yes`` approves servers: they are about
+the model's tool uses, and starting a project's server is not one (the
+question is a :class:`PermissionRequest` of ``kind="mcp_server"``).
 """
 
 from __future__ import annotations
