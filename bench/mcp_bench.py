@@ -157,6 +157,11 @@ async def main() -> None:
         probe_dir = Path(tmp) / "probe"
         for folder in (root, empty, probe_dir):
             folder.mkdir()
+        # The project's server is approved in the user settings (else it waits for a question).
+        (Path(tmp) / "config").mkdir()
+        (Path(tmp) / "config" / "settings.json").write_text(
+            json.dumps({"enableAllProjectMcpServers": True})
+        )
         (root / ".mcp.json").write_text(
             json.dumps({"mcpServers": {"probe": server_entry(probe_dir)}})
         )

@@ -21,6 +21,9 @@ from codev_ls.engine.files import atomic_write_text
 # --------------------------------------------------------------------------- values
 
 PermissionChoice = Literal["allow_once", "allow_session", "allow_always", "reject"]
+# What a question is about: a tool use, or starting a project's MCP server (which
+# ``--yes`` and bypassPermissions never answer: opening a repository must not run it).
+RequestKind = Literal["tool_use", "mcp_server"]
 
 
 @dataclass(slots=True)
@@ -38,6 +41,10 @@ class PermissionRequest:
     # The generalised rule that "Allow for this session" / "Always allow" would keep.
     session_rule: str | None = None
     always_rule: str | None = None
+    # A whole first line for questions that are not about a tool use (an MCP server's
+    # start): editors show it instead of "Codev wants to use <message>".
+    headline: str = ""
+    kind: RequestKind = "tool_use"
 
 
 @dataclass(slots=True)
@@ -45,6 +52,10 @@ class PermissionAnswer:
     choice: PermissionChoice
     # Free text from the user (e.g. why they rejected), passed to the model.
     feedback: str = ""
+    # No choice was made (the question was dismissed, failed, or could not be asked):
+    # ``choice`` is then "reject", but nothing should be remembered as the user's answer
+    # (an MCP server's approval question is asked again next time).
+    dismissed: bool = False
 
 
 @dataclass(slots=True)
@@ -181,9 +192,13 @@ def cut_detail(text: str, limit: int = 4000) -> str:
 class TerminalBridge:
     """The bridge of ``codev-ls tool``: prompts on the terminal, progress on stderr.
 
-    With ``assume_yes`` every question is answered "Allow once" (``--yes``).
-    Without a terminal to ask on (stdin not a tty and no answers), the answer
-    is ``reject``: never allow what the user could not see.
+    With ``assume_yes`` every question about a tool use is answered "Allow
+    once" (``--yes``); a question about starting a project's MCP server is
+    not: it is asked on the terminal when stdin is one, else the server is
+    not started. Without a terminal to ask on (stdin not a tty and no
+    answers), the answer is ``reject``: never allow what the user could not see.
+    An empty line, end of input or an answer that is none of the choices is a
+    rejection marked ``dismissed`` (nothing is remembered of it).
     """
 
     def __init__(
@@ -210,6 +225,14 @@ class TerminalBridge:
         except (ValueError, AttributeError):
             return False
 
+    def _is_tty(self) -> bool:
+        if self._interactive is not None:
+            return self._interactive
+        try:
+            return self._in.isatty()
+        except (ValueError, AttributeError):
+            return False
+
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         async with self._lock:
             self._print(f"\n? {request.message}")
@@ -217,7 +240,8 @@ class TerminalBridge:
                 self._print(_indent(cut_detail(request.detail)))
             if request.reason:
                 self._print(f"  ({request.reason})")
-            if self.assume_yes:
+            server = request.kind == "mcp_server"
+            if self.assume_yes and not server:
                 self._print("  → Allow once (--yes)")
                 return PermissionAnswer("allow_once")
             options: list[tuple[str, PermissionChoice, str]] = [("1", "allow_once", "Allow once")]
@@ -230,9 +254,22 @@ class TerminalBridge:
             options.append(("n", "reject", "Reject"))
             for key, _, title in options:
                 self._print(f"  [{key}] {title}")
+            if server and self.assume_yes:
+                # --yes answers tool uses, never a project's servers. Ask on a terminal
+                # only: reading from a pipe a script left open could hang.
+                if not self._is_tty():
+                    self._print(
+                        "  → Not started: --yes does not approve a project's MCP servers "
+                        "(answer on a terminal, or approve them in your user settings)"
+                    )
+                    return PermissionAnswer("reject", dismissed=True)
+                self._print("  (--yes does not answer this question)")
             if not self._can_ask():
-                self._print("  → Reject (no terminal to ask on; pass --yes to allow)")
-                return PermissionAnswer("reject")
+                if server:
+                    self._print("  → Not started (no terminal to ask on)")
+                else:
+                    self._print("  → Reject (no terminal to ask on; pass --yes to allow)")
+                return PermissionAnswer("reject", dismissed=True)
             self._err.write("  choice: ")
             self._err.flush()
             line = await asyncio.to_thread(self._in.readline)
@@ -240,7 +277,13 @@ class TerminalBridge:
             for key, choice, _ in options:
                 if answer == key or (choice == "allow_once" and answer in ("y", "yes")):
                     return PermissionAnswer(choice)
-            return PermissionAnswer("reject")
+            if answer in ("n", "no"):
+                return PermissionAnswer("reject")
+            # End of input, an empty line or an answer that is none of the choices.
+            self._print(
+                "  → Not started (no choice made)" if server else "  → Reject (no choice made)"
+            )
+            return PermissionAnswer("reject", dismissed=True)
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:
         return await write_edit_to_disk(edit)
@@ -295,11 +338,13 @@ class ScriptedBridge:
     """A bridge for tests and scripts: answers are given in advance, everything is recorded.
 
     ``answers`` are consumed in order; when they run out, ``default_answer``
-    is used. Buffers can be opened with :meth:`open_buffer`.
+    is used; ``"dismiss"`` answers like an editor whose prompt was closed
+    (a rejection with ``dismissed`` set). Buffers can be opened with
+    :meth:`open_buffer`.
     """
 
-    answers: list[PermissionChoice] = field(default_factory=list)
-    default_answer: PermissionChoice = "reject"
+    answers: list[PermissionChoice | Literal["dismiss"]] = field(default_factory=list)
+    default_answer: PermissionChoice | Literal["dismiss"] = "reject"
     edit_preview_approval: bool = False
     # Decide edits: None applies them all; a callable may refuse or apply some hunks.
     edit_decider: Callable[[FileEdit], EditApplyResult | None] | None = None
@@ -317,6 +362,8 @@ class ScriptedBridge:
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         self.requests.append(request)
         choice = self.answers.pop(0) if self.answers else self.default_answer
+        if choice == "dismiss":
+            return PermissionAnswer("reject", dismissed=True)
         return PermissionAnswer(choice)
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:

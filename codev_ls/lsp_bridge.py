@@ -219,12 +219,15 @@ class LspBridge:
             raise
         except Exception as exc:  # an error or a lost editor is a rejection, never an allow
             log.warning("permission question for %s got no answer: %s", request.tool_name, exc)
-            return PermissionAnswer("reject", f"the question could not be asked ({exc})")
+            return PermissionAnswer(
+                "reject", f"the question could not be asked ({exc})", dismissed=True
+            )
         title = _title(item)
         for action_title, choice in actions:
             if title == action_title:
                 return PermissionAnswer(choice)
-        return PermissionAnswer("reject")
+        # Dismissed (null) or a title that was not offered: a rejection, but not a choice.
+        return PermissionAnswer("reject", dismissed=True)
 
     async def ask_question(self, question: Question) -> str | None:
         text = f"{question.header}: {question.question}" if question.header else question.question
@@ -692,7 +695,7 @@ class LspBridge:
 
 def permission_message(request: PermissionRequest) -> str:
     """The prompt's text: the tool and what it will do, why it asks, the command or diff."""
-    parts = [f"Codev wants to use {request.message}"]
+    parts = [request.headline or f"Codev wants to use {request.message}"]
     if request.reason:
         parts.append(f"({request.reason})")
     if request.detail:

@@ -177,7 +177,7 @@ class CodevLanguageServer(LanguageServer):
         return {"tools": [tool_info(t) for t in engine.tool_pool()]}
 
     async def mcp_status(self) -> dict[str, Any]:
-        """Each MCP server's state (starting, ready, failed with the reason, stopped)."""
+        """Each MCP server's state (starting, ready, failed, stopped, needs-approval, disabled)."""
         from codev_ls.mcp.manager import get_manager
 
         manager = get_manager(await self.engine())

@@ -183,7 +183,7 @@ async def cancel(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
 @SERVER.feature(MCP_STATUS)
 @_guard(MCP_STATUS)
 async def mcp_status(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
-    """Each MCP server's state: starting, ready, failed (with the reason), stopped."""
+    """Each MCP server's state: starting, ready, failed, stopped, needs-approval, disabled."""
     parse_no_params(params, MCP_STATUS)
     return await ls.mcp_status()
 

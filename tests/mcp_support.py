@@ -74,6 +74,24 @@ def write_mcp_json(root: Path, servers: dict[str, Any]) -> Path:
     return path
 
 
+def approve_project_servers() -> Path:
+    """``enableAllProjectMcpServers: true`` in this test's user settings (``CODEV_CONFIG_DIR``).
+
+    For tests about what servers do once running, not about whether they may
+    start (a project's servers wait for the user's approval; that is tested in
+    ``tests/unit/mcp/test_approval.py`` and ``tests/e2e/test_mcp_approval.py``).
+    Subprocesses started by the test inherit the setting through the environment.
+    """
+    from codev_ls.engine.config import config_dir
+
+    path = config_dir() / "settings.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data["enableAllProjectMcpServers"] = True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
 async def start_engine(
     root: Path,
     servers: dict[str, Any] | None = None,
@@ -81,15 +99,20 @@ async def start_engine(
     bridge: ScriptedBridge | None = None,
     timeouts: Timeouts = FAST,
     wait: bool = True,
+    approve: bool = True,
     **engine_kwargs: Any,
 ) -> tuple[Engine, McpManager, ScriptedBridge]:
     """An Engine with the MCP manager attached (servers from ``servers``), started.
 
     The default bridge answers "Allow once" to every permission question (MCP
-    tools ask in default mode); tests about permissions pass their own.
+    tools ask in default mode); tests about permissions pass their own. The
+    project's servers are approved in the user settings unless ``approve`` is
+    false (then the manager asks about them through the bridge).
     """
     if servers is not None:
         write_mcp_json(root, servers)
+    if approve:
+        approve_project_servers()
     bridge = bridge or ScriptedBridge(default_answer="allow_once")
     engine = Engine(root, bridge, **engine_kwargs)
     manager = attach_mcp(engine, timeouts=timeouts)

@@ -27,7 +27,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,6 +53,8 @@ class StdioServer:
     cwd: Path | None = None
     timeout_s: float | None = None
     startup_timeout_s: float | None = None
+    # The entry as written (``${VAR}`` unexpanded): what an approval is bound to.
+    definition: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def transport(self) -> str:
@@ -72,6 +74,8 @@ class HttpServer:
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float | None = None
     startup_timeout_s: float | None = None
+    # The entry as written (``${VAR}`` unexpanded): what an approval is bound to.
+    definition: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def transport(self) -> str:
@@ -205,9 +209,11 @@ def parse_server(
         return BrokenServer(name, origin, str(exc))
     try:
         if kind == "stdio":
-            return _stdio(name, raw, origin, environ, root, timeout_s, startup_s)
+            server: ServerConfig = _stdio(name, raw, origin, environ, root, timeout_s, startup_s)
+            return replace(server, definition=definition_of(raw, "stdio"))
         if kind in ("http", "streamable-http", "streamableHttp"):
-            return _http(name, raw, origin, environ, timeout_s, startup_s)
+            server = _http(name, raw, origin, environ, timeout_s, startup_s)
+            return replace(server, definition=definition_of(raw, "http"))
     except MissingVariable as exc:
         return BrokenServer(
             name,
@@ -227,6 +233,25 @@ def parse_server(
             name, origin, 'needs a "command" (stdio) or "type": "http" with a "url"'
         )
     return BrokenServer(name, origin, f'unknown "type": {kind!r} (use "stdio" or "http")')
+
+
+# What a server runs or reaches, and with what: the keys an approval covers. Timeouts
+# and "disabled" are left out (changing them changes nothing a server can do).
+DEFINITION_KEYS = ("command", "args", "env", "cwd", "url", "headers")
+
+
+def definition_of(raw: Mapping[str, Any], transport: str) -> dict[str, Any]:
+    """The entry's security-relevant part, as written (``${VAR}`` unexpanded).
+
+    An approval is bound to this: a project that changes the command, its
+    arguments, environment or folder, or the URL and its headers, is asked
+    about again.
+    """
+    out: dict[str, Any] = {"type": transport}
+    for key in DEFINITION_KEYS:
+        if key in raw:
+            out[key] = raw[key]
+    return out
 
 
 def _millis(raw: dict[str, Any], key: str) -> float | None:

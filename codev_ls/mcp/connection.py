@@ -14,6 +14,9 @@ States (``codev/mcpStatus``)::
        └──(spawn error, exit, timeout)──► failed ◄───────┘ (too many restarts in a row)
     any ──(stop)──► stopped
 
+    needs-approval ──(the user allows it)──► starting …     (a project's server, not approved)
+    disabled                                                (rejected: never started)
+
 A server that cannot start is not retried (a wrong command or a missing
 dependency does not fix itself); one that was working and dies is restarted
 with exponential backoff. Failures are reported once per server through the
@@ -43,7 +46,9 @@ from codev_ls.mcp.tool import McpTool, normalize_server_name
 
 log = logging.getLogger(__name__)
 
-ServerState = Literal["starting", "ready", "failed", "stopped"]
+ServerState = Literal["starting", "ready", "failed", "stopped", "needs-approval", "disabled"]
+# States of a server that was never started (a project server not approved, or rejected).
+HELD_STATES = ("needs-approval", "disabled")
 
 # JSON-RPC error codes the SDK uses for its own failures (mcp_types.jsonrpc).
 CONNECTION_CLOSED = -32000
@@ -215,6 +220,10 @@ class McpConnection:
         self._client_version = client_version
         self.state: ServerState = "starting"
         self.error: str | None = None
+        # Why a held server is not running (needs-approval / disabled), for the user.
+        self.reason: str | None = None
+        # How a project server came to be allowed to start (codev/mcpStatus says).
+        self.approval: str | None = None
         self.restarts = 0
         self.server_info: dict[str, Any] | None = None
         self.tools: list[McpTool] = []
@@ -260,6 +269,10 @@ class McpConnection:
             info["target"] = target
         if self.error:
             info["error"] = self.error
+        if self.reason and self.state in HELD_STATES:
+            info["reason"] = self.reason
+        if self.approval:
+            info["approval"] = self.approval
         if self.server_info:
             info["serverInfo"] = self.server_info
         return info
@@ -276,10 +289,18 @@ class McpConnection:
 
     # ---------------------------------------------------------------- lifecycle
 
+    def hold(self, state: ServerState, reason: str) -> None:
+        """Keep the server from starting (``needs-approval`` or ``disabled``), saying why."""
+        self.reason = reason
+        self._set_state(state)
+
     def start(self) -> None:
         """Start the connection task (needs a running event loop)."""
         if self._task is not None:
             return
+        self.reason = None
+        if self.state in HELD_STATES:
+            self._set_state("starting")
         if isinstance(self.config, BrokenServer):
             self._fail(self.config.reason, "cannot be started")
             return
@@ -302,7 +323,7 @@ class McpConnection:
             if not done:
                 task.cancel()
                 await asyncio.wait({task}, timeout=self.timeouts.stop_s)
-        if self.state != "failed":
+        if self.state not in ("failed", *HELD_STATES):
             self._set_state("stopped")
 
     def _fail(self, reason: str, what: str) -> None:
@@ -510,7 +531,8 @@ class McpConnection:
         session = self._session
         if self.state == "ready" and session is not None:
             return session
-        why = f": {self.error}" if self.error else ""
+        detail = self.error or (self.reason if self.state in HELD_STATES else None)
+        why = f": {detail}" if detail else ""
         if self.state == "starting":
             raise ToolError(
                 f"The MCP server {self.name} is not ready (still starting after "

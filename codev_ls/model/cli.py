@@ -81,6 +81,10 @@ async def _chat(prompt: str, root: Path, mode: str | None, yes: bool, as_json: b
     except (NotImplementedError, RuntimeError):
         pass
     try:
+        mcp = engine.services.get("mcp")
+        if mcp is not None:
+            # A project's MCP servers are asked about first, not in the middle of the turn.
+            await mcp.wait_approvals()
         result = await chat(engine, prompt, on_event=on_event)
     finally:
         await engine.aclose()

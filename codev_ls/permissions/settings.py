@@ -334,35 +334,74 @@ class SettingsManager:
 
     def add_allow_rules(self, rules: list[str]) -> str | None:
         """Append rules to settings.local.json atomically; the error message, or None."""
-        path = self.local_path
-        try:
-            with _locked(path):
-                data: dict[str, Any] = {}
-                if path.exists():
-                    text = path.read_text(encoding="utf-8")
-                    try:
-                        data = json.loads(text) if text.strip() else {}
-                    except json.JSONDecodeError:
-                        return (
-                            f"{path} is not valid JSON, so the rule was kept for this session "
-                            "only (fix the file to save rules)"
-                        )
-                    if not isinstance(data, dict) or not isinstance(
-                        data.get("permissions", {}), dict
-                    ):
-                        return f"{path} has an unexpected shape, so the rule was not saved"
-                perms = data.setdefault("permissions", {})
-                allow = perms.setdefault("allow", [])
-                if not isinstance(allow, list):
-                    return f"{path}: permissions.allow is not a list, so the rule was not saved"
-                for rule in rules:
-                    if rule not in allow:
-                        allow.append(rule)
-                atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            return f"could not save the rule to {path}: {exc}"
-        self.refresh()
-        return None
+
+        def add(data: dict[str, Any]) -> str | None:
+            perms = data.setdefault("permissions", {})
+            if not isinstance(perms, dict):
+                return f"{self.local_path} has an unexpected shape, so the rule was not saved"
+            allow = perms.setdefault("allow", [])
+            if not isinstance(allow, list):
+                return (
+                    f"{self.local_path}: permissions.allow is not a list, so the rule was not saved"
+                )
+            for rule in rules:
+                if rule not in allow:
+                    allow.append(rule)
+            return None
+
+        return self.update_local(add, what="the rule", kept="kept for this session only")
+
+    def update_local(
+        self,
+        change: Callable[[dict[str, Any]], str | None],
+        *,
+        what: str = "the setting",
+        kept: str = "not saved",
+    ) -> str | None:
+        """Change settings.local.json atomically under a lock; the error message, or None.
+
+        ``change`` edits the file's JSON object in place and returns an error
+        message to leave the file untouched. A file that is not valid JSON is
+        never overwritten (the user's other settings in it would be lost).
+        """
+        error = update_settings_file(self.local_path, change, what=what, kept=kept)
+        if error is None:
+            self.refresh()
+        return error
+
+
+def update_settings_file(
+    path: Path,
+    change: Callable[[dict[str, Any]], str | None],
+    *,
+    what: str = "the setting",
+    kept: str = "not saved",
+) -> str | None:
+    """Read ``path`` (a settings file), let ``change`` edit it, write it back atomically.
+
+    Two servers saving at once do not lose each other's change (an exclusive
+    lock beside the file). Returns the error message for the user, or None.
+    """
+    try:
+        with _locked(path):
+            data: dict[str, Any] = {}
+            if path.exists():
+                text = path.read_text(encoding="utf-8")
+                try:
+                    data = json.loads(text) if text.strip() else {}
+                except json.JSONDecodeError:
+                    return (
+                        f"{path} is not valid JSON, so {what} was {kept} (fix the file to save it)"
+                    )
+                if not isinstance(data, dict):
+                    return f"{path} has an unexpected shape, so {what} was not saved"
+            error = change(data)
+            if error is not None:
+                return error
+            atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        return f"could not save {what} to {path}: {exc}"
+    return None
 
 
 @contextlib.contextmanager

@@ -44,8 +44,9 @@ from pytest_lsp.client import register_lsp_features
 
 PRESETS = ("neovim@v0.11.0", "visual-studio-code")
 
-# An answer to a permission prompt: a title prefix, None (dismiss), "error", or a function.
-PromptAnswer = str | None | Callable[[types.ShowMessageRequestParams], str | None]
+# An answer to a permission prompt: a title prefix, None (dismiss), "error", or a function
+# (sync or async) returning one of those.
+PromptAnswer = str | None | Callable[[types.ShowMessageRequestParams], Any]
 # An answer to an applyEdit: "accept", "reject", "error", or a function choosing the
 # annotation ids to accept (VS Code's preview with some hunks unticked).
 EditAnswer = str | Callable[[types.ApplyWorkspaceEditParams], set[str]]
@@ -263,6 +264,8 @@ class EditorClient(LanguageClient):
         answer = self.prompt_answer
         if callable(answer):
             answer = answer(params)
+            if asyncio.iscoroutine(answer):  # the user thinking until the test says
+                answer = await answer
         if answer is None:
             return None
         if answer == "error":

@@ -410,9 +410,10 @@ async def test_skill_and_ask_user_question(
 async def test_tool_search_loads_a_deferred_mcp_tool(
     claude: FakeModel, start_editor: StartEditor, workspace: Path
 ) -> None:
-    from tests.mcp_support import time_server, write_mcp_json
+    from tests.mcp_support import approve_project_servers, time_server, write_mcp_json
 
     write_mcp_json(workspace, {"time": time_server()})
+    approve_project_servers()
     tool = "mcp__time__convert_time"
     args = {"source_timezone": "UTC", "time": "08:30", "target_timezone": "Europe/Berlin"}
     claude.push(

@@ -6,7 +6,15 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.mcp_support import script_server, time_server, write_mcp_json
+import pytest
+
+from tests.mcp_support import approve_project_servers, script_server, time_server, write_mcp_json
+
+
+@pytest.fixture(autouse=True)
+def _servers_approved() -> None:
+    """These tests are about running MCP tools; approving servers: test_mcp_approval.py."""
+    approve_project_servers()
 
 
 def run_cli(codev_cmd: list[str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:

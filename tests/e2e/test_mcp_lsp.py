@@ -18,6 +18,7 @@ from lsprotocol import types
 from tests.e2e.conftest import StartEditor
 from tests.e2e.editor import PRESETS, EditorClient
 from tests.mcp_support import (
+    approve_project_servers,
     everything_server,
     pid_alive,
     probe_server,
@@ -28,6 +29,12 @@ from tests.mcp_support import (
 )
 
 pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture(autouse=True)
+def _servers_approved() -> None:
+    """These tests are about running servers; approving them: test_mcp_approval.py."""
+    approve_project_servers()
 
 
 async def _status_when(

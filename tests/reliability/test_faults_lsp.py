@@ -231,8 +231,9 @@ async def test_a_hanging_hook_times_out_and_the_server_keeps_answering(workspace
 async def test_a_hanging_mcp_server_times_out_and_the_server_keeps_answering(
     workspace: Path,
 ) -> None:
-    from tests.mcp_support import FAKES
+    from tests.mcp_support import FAKES, approve_project_servers
 
+    approve_project_servers()
     probe_dir = workspace.parent / "probe"
     probe_dir.mkdir()
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"probe": {

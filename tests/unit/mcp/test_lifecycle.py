@@ -15,7 +15,14 @@ from codev_ls.engine.hooks import NoHooks, PostToolUseResult, PreToolUseResult
 from codev_ls.engine.outcome import ProgressUpdate
 from codev_ls.engine.tool import ToolResult, build_tool
 from codev_ls.permissions.rules import parse_rule
-from tests.mcp_support import REPO, probe_server, start_engine, time_server, write_mcp_json
+from tests.mcp_support import (
+    REPO,
+    approve_project_servers,
+    probe_server,
+    start_engine,
+    time_server,
+    write_mcp_json,
+)
 
 
 async def test_deny_rules_remove_a_server_or_one_tool_from_the_pool(workspace: Path) -> None:
@@ -177,6 +184,7 @@ async def test_read_only_mcp_tools_run_side_by_side_in_a_batch(
 
 def test_build_engine_returns_at_once_without_importing_the_sdk(workspace: Path) -> None:
     """The LSP answers while servers start: no SDK import, no waiting, in build_engine."""
+    approve_project_servers()
     write_mcp_json(
         workspace,
         {
