@@ -411,11 +411,11 @@ class LspBridge:
         seq = self._edit_seq
         annotations: dict[str, types.ChangeAnnotation] = {}
         text_edits: list[types.TextEdit | types.AnnotatedTextEdit] = []
-        lines = _lsp_lines(old)
+        ends = _EndOfText(old)
         n = len(hunks)
         for hunk in hunks:
             rng = types.Range(
-                start=self._position(lines, hunk.start), end=self._position(lines, hunk.end)
+                start=self._position(ends, hunk.start), end=self._position(ends, hunk.end)
             )
             if self._annotations:
                 ann_id = f"codev-{seq}-{hunk.index}"
@@ -462,13 +462,12 @@ class LspBridge:
             )
         return types.ApplyWorkspaceEditParams(edit=workspace_edit, label=edit.label)
 
-    def _position(self, lines: list[str], index: int) -> types.Position:
+    def _position(self, ends: _EndOfText, index: int) -> types.Position:
         """The start of old line ``index`` (the end of the text when past the last line)."""
-        if index < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
+        if index <= ends.breaks or not ends.last_line:
             return types.Position(line=index, character=0)
-        last = lines[-1]
         codec = self.ls.workspace.position_codec
-        return types.Position(line=len(lines) - 1, character=codec.client_num_units(last))
+        return types.Position(line=ends.breaks, character=codec.client_num_units(ends.last_line))
 
     async def _after_applied(
         self,
@@ -742,10 +741,21 @@ def _real(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def _lsp_lines(text: str) -> list[str]:
-    from codev_ls.lsp_hunks import split_lines
+class _EndOfText:
+    """How many line breaks a text has, and its last line when it has no ending.
 
-    return split_lines(text)
+    What an edit's ranges need to know of the whole document, without splitting
+    a 10 MB buffer into lines.
+    """
+
+    __slots__ = ("breaks", "last_line")
+
+    def __init__(self, text: str) -> None:
+        from codev_ls.tools._text import count_lines
+
+        self.breaks = count_lines(text)
+        cut = max(text.rfind("\n"), text.rfind("\r")) + 1
+        self.last_line = text[cut:]
 
 
 def _read_text(path: Path, encoding: str) -> str | None:

@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from codev_ls.tools._text import changed_window, count_lines
+
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 # Above this many lines in the changed middle, difflib's junk heuristic is kept on (speed).
 _EXACT_DIFF_LIMIT = 2_000
@@ -42,6 +44,10 @@ class Hunk:
     new_text: str
     # The hunk's unified diff (``@@`` header, context, ``-``/``+`` lines).
     diff: str
+    # Where ``old_text`` is in the old text, in characters (``[char_start, char_end)``):
+    # applying and checking hunks then never splits a whole (10 MB) file into lines.
+    char_start: int = -1
+    char_end: int = -1
 
     @property
     def summary(self) -> str:
@@ -54,16 +60,25 @@ class Hunk:
 
 def compute_hunks(old: str, new: str, context: int = CONTEXT) -> list[Hunk]:
     """The hunks turning ``old`` into ``new`` (grouped as a unified diff groups them)."""
-    a, b = split_lines(old), split_lines(new)
-    # Trim the common head and tail first: an edit usually touches one region,
-    # and difflib is quadratic in what is left.
+    # Only the lines around what changed are split and diffed (an edit usually
+    # touches one region, difflib is quadratic in what is left, and splitting a
+    # 10 MB file costs more than the rest of an edit); line numbers are shifted back.
+    start, tail = changed_window(old, new, context)
+    base = count_lines(old, start)
+    a = split_lines(old[start : len(old) - tail])
+    b = split_lines(new[start : len(new) - tail])
+    # Trim the common head and tail first: difflib is quadratic in what is left.
     head = 0
     while head < len(a) and head < len(b) and a[head] == b[head]:
         head += 1
-    tail = 0
-    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    tail_lines = 0
+    while (
+        tail_lines < len(a) - head
+        and tail_lines < len(b) - head
+        and a[-1 - tail_lines] == b[-1 - tail_lines]
+    ):
+        tail_lines += 1
+    mid_a, mid_b = a[head : len(a) - tail_lines], b[head : len(b) - tail_lines]
     if not mid_a and not mid_b:
         return []
     matcher = difflib.SequenceMatcher(
@@ -76,23 +91,29 @@ def compute_hunks(old: str, new: str, context: int = CONTEXT) -> list[Hunk]:
     # Put the trimmed head and tail back as equal runs, so grouping sees the context.
     if head:
         ops.insert(0, ("equal", 0, head, 0, head))
-    if tail:
-        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    if tail_lines:
+        ops.append(("equal", len(a) - tail_lines, len(a), len(b) - tail_lines, len(b)))
+    # Character offsets of the window's lines, for each hunk's place in ``old``.
+    offsets = [start]
+    for line in a:
+        offsets.append(offsets[-1] + len(line))
     hunks: list[Hunk] = []
     for group in _group(ops, context):
         changed = [op for op in group if op[0] != "equal"]
         if not changed:
             continue
-        start, end = changed[0][1], changed[-1][2]
-        nstart, nend = changed[0][3], changed[-1][4]
+        first, last = changed[0][1], changed[-1][2]
+        nfirst, nlast = changed[0][3], changed[-1][4]
         hunks.append(
             Hunk(
                 index=len(hunks),
-                start=start,
-                end=end,
-                old_text="".join(a[start:end]),
-                new_text="".join(b[nstart:nend]),
-                diff=_format_group(group, a, b),
+                start=first + base,
+                end=last + base,
+                old_text="".join(a[first:last]),
+                new_text="".join(b[nfirst:nlast]),
+                diff=_format_group(group, a, b, base),
+                char_start=offsets[first],
+                char_end=offsets[last],
             )
         )
     return hunks
@@ -125,10 +146,10 @@ def _group(
 
 
 def _format_group(
-    group: Sequence[tuple[str, int, int, int, int]], a: list[str], b: list[str]
+    group: Sequence[tuple[str, int, int, int, int]], a: list[str], b: list[str], base: int = 0
 ) -> str:
     first, last = group[0], group[-1]
-    i1, i2, j1, j2 = first[1], last[2], first[3], last[4]
+    i1, i2, j1, j2 = first[1] + base, last[2] + base, first[3] + base, last[4] + base
     lines = [f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n"]
     for tag, a1, a2, b1, b2 in group:
         if tag == "equal":
@@ -166,17 +187,27 @@ def unified_diff(old: str, new: str, label: str, hunks: Sequence[Hunk] | None = 
     return f"--- a/{label}\n+++ b/{label}\n" + "".join(h.diff for h in hunks)
 
 
+def _spans(old: str, hunks: Iterable[Hunk]) -> list[tuple[Hunk, int, int]]:
+    """The hunks in order with their character span in ``old``."""
+    ordered = sorted(hunks, key=lambda h: h.start)
+    if all(h.char_start >= 0 for h in ordered):
+        return [(h, h.char_start, h.char_end) for h in ordered]
+    offsets = [0]
+    for line in split_lines(old):
+        offsets.append(offsets[-1] + len(line))
+    return [(h, offsets[h.start], offsets[h.end]) for h in ordered]
+
+
 def apply_hunks(old: str, hunks: Sequence[Hunk], selected: Iterable[int] | None = None) -> str:
     """``old`` with the selected hunks (all by default) applied."""
     chosen = {h.index for h in hunks} if selected is None else set(selected)
-    lines = split_lines(old)
     out: list[str] = []
     pos = 0
-    for hunk in sorted(hunks, key=lambda h: h.start):
-        out.extend(lines[pos : hunk.start])
+    for hunk, start, end in _spans(old, hunks):
+        out.append(old[pos:start])
         out.append(hunk.new_text if hunk.index in chosen else hunk.old_text)
-        pos = hunk.end
-    out.extend(lines[pos:])
+        pos = end
+    out.append(old[pos:])
     return "".join(out)
 
 
@@ -187,29 +218,36 @@ def detect_landed(old: str, hunks: Sequence[Hunk], actual: str) -> list[int] | N
     is); the unchanged stretches between hunks must be intact. When several
     choices explain ``actual`` the one applying more hunks wins.
     """
-    lines = split_lines(old)
-    ordered = sorted(hunks, key=lambda h: h.start)
-    gaps: list[str] = []
+    spans = _spans(old, hunks)
+    ordered = [h for h, _, _ in spans]
+    # The unchanged stretches, as spans of ``old`` (compared in place, not copied).
+    gaps: list[tuple[int, int]] = []
     pos = 0
-    for hunk in ordered:
-        gaps.append("".join(lines[pos : hunk.start]))
-        pos = hunk.end
-    gaps.append("".join(lines[pos:]))
+    for _, start, end in spans:
+        gaps.append((pos, start))
+        pos = end
+    gaps.append((pos, len(old)))
+
+    def gap_at(k: int, offset: int) -> bool:
+        g0, g1 = gaps[k]
+        n = g1 - g0
+        return offset + n <= len(actual) and actual[offset : offset + n] == old[g0:g1]
+
     # Breadth-first over the hunks: offset into `actual` -> hunks applied so far.
-    if not actual.startswith(gaps[0]):
+    if not gap_at(0, 0):
         return None
-    states: dict[int, list[int]] = {len(gaps[0]): []}
+    states: dict[int, list[int]] = {gaps[0][1] - gaps[0][0]: []}
     for k, hunk in enumerate(ordered):
-        gap = gaps[k + 1]
+        g0, g1 = gaps[k + 1]
         nxt: dict[int, list[int]] = {}
         for offset, applied in states.items():
             for text, landed in ((hunk.new_text, True), (hunk.old_text, False)):
                 if not actual.startswith(text, offset):
                     continue
                 end = offset + len(text)
-                if not actual.startswith(gap, end):
+                if not gap_at(k + 1, end):
                     continue
-                end += len(gap)
+                end += g1 - g0
                 choice = [*applied, hunk.index] if landed else applied
                 best = nxt.get(end)
                 if best is None or len(choice) > len(best):
@@ -222,6 +260,15 @@ def detect_landed(old: str, hunks: Sequence[Hunk], actual: str) -> list[int] | N
     return sorted(result) if result is not None else None
 
 
+def _line_before(text: str, pos: int) -> str:
+    """The whole line (with its ending) that ends at ``pos``, a line start; "" at the top."""
+    if pos <= 0:
+        return ""
+    end = pos - 2 if text.startswith("\r\n", pos - 2) else pos - 1
+    start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+    return text[start:pos]
+
+
 def rebase_hunks(old: str, base: str, hunks: Sequence[Hunk], landed: Iterable[int]) -> str | None:
     """Apply the landed hunks to ``base`` (another version of the old text).
 
@@ -231,14 +278,13 @@ def rebase_hunks(old: str, base: str, hunks: Sequence[Hunk], landed: Iterable[in
     otherwise None (the caller decides what to do).
     """
     chosen = set(landed)
-    old_lines = split_lines(old)
     text = base
     # Right to left, so earlier offsets stay valid.
-    for hunk in sorted(hunks, key=lambda h: h.start, reverse=True):
+    for hunk, start, _ in reversed(_spans(old, hunks)):
         if hunk.index not in chosen:
             continue
         # Anchor on the line before the hunk too, so a short hunk is found in its place.
-        before = old_lines[hunk.start - 1] if hunk.start > 0 else ""
+        before = _line_before(old, start)
         needle = before + hunk.old_text
         if not needle:  # an insertion at the very top
             text = hunk.new_text + text

@@ -161,6 +161,9 @@ class ToolUseContext:
     tools: list[Tool] = field(default_factory=list)
     # Set by the permission stage when the editor's edit preview is the approval.
     edit_preview_approval: bool = False
+    # Work a tool's stages share within this one use (Edit computes its plan once for
+    # validation, the permission prompt and the call while the file is unchanged).
+    memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def bridge(self) -> EditorBridge:

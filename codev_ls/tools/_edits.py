@@ -66,7 +66,7 @@ async def apply_change(
         reason = result.reason or "the user rejected the change in the editor"
         raise ToolRejected(f"The {tool_name} of {rel} was not applied: {reason}.")
     final = result.final_text if result.final_text is not None else new_text
-    partial = normalize_newlines(final) != normalize_newlines(new_text)
+    partial = final != new_text and normalize_newlines(final) != normalize_newlines(new_text)
     final_diff = unified_diff(old_text, final, rel) if partial else diff
     note = ""
     if partial:

@@ -12,6 +12,7 @@ check accepts either form, computed from what is there now.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,20 +86,21 @@ def load_current(path: Path, buffer: BufferSnapshot | None) -> CurrentFile:
     return CurrentFile(path, False, None, encoding, "\n")
 
 
-def _current_digests(current: CurrentFile) -> set[str]:
-    """Every digest form a Read of the file as it is now could have recorded."""
-    out: set[str] = set()
+def _current_digests(current: CurrentFile) -> Iterator[str]:
+    """Every digest form a Read of the file as it is now could have recorded.
+
+    Made one at a time (hashing 10 MB twice when the first matches is waste).
+    """
     if current.buffer is not None:
-        out.add(digest_text(current.buffer.text))
+        yield digest_text(current.buffer.text)
         try:
-            out.add(digest_bytes(current.buffer.text.encode(current.encoding)))
+            yield digest_bytes(current.buffer.text.encode(current.encoding))
         except UnicodeEncodeError:
             pass
     elif current.raw is not None:
-        out.add(digest_bytes(current.raw))
+        yield digest_bytes(current.raw)
         if current.text is not None:
-            out.add(digest_text(current.text))
-    return out
+            yield digest_text(current.text)
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -138,7 +140,7 @@ def _unchanged(record: FileReadRecord, current: CurrentFile) -> bool:
         # A window of a huge file: only size and modification time were recorded.
         return stat is not None and (record.mtime_ns, record.size) == stat
     # Content, not timestamps: a touched file is not stale, a same-second rewrite is.
-    return record.digest in _current_digests(current)
+    return any(digest == record.digest for digest in _current_digests(current))
 
 
 def record_read(

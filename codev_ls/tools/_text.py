@@ -73,6 +73,8 @@ def sniff_encoding(sample: bytes, *, complete: bool) -> str:
 
 def detect_line_ending(text: str) -> str:
     """``"\\r\\n"`` when most line breaks are CRLF, else ``"\\n"``."""
+    if "\r" not in text:  # a scan far cheaper than counting
+        return "\n"
     crlf = text.count("\r\n")
     if crlf == 0:
         return "\n"
@@ -120,21 +122,31 @@ def unified_diff(old: str | None, new: str, label: str, *, context: int = 3) -> 
     ``old`` None means the file is new (``--- /dev/null``). CRLF is shown as
     plain line breaks; a missing final newline is marked as ``diff`` does.
     """
-    old_lines = _diff_lines(old or "")
-    new_lines = _diff_lines(new)
+    before = old or ""
     fromfile = "/dev/null" if old is None else f"a/{label}"
-    # difflib is quadratic-ish on long files: hand it only the part that changed (plus
-    # context), then put the hunks back at their real line numbers. An Edit of one
-    # line in a 10 MB file takes milliseconds instead of seconds.
-    lo, old_hi, new_hi = _changed_span(old_lines, new_lines, context)
+    # difflib is quadratic-ish, and even splitting 10 MB into lines costs a
+    # tenth of a second: only the lines around what changed are split and
+    # diffed, and the hunks are put back at their real line numbers. An Edit
+    # of one line in a 10 MB file takes milliseconds instead of seconds.
+    start, tail = changed_window(before, new, context)
+    head = before[:start]
+    lo = count_lines(normalize_newlines(head) if "\r" in head else head, python=True)
     lines = difflib.unified_diff(
-        old_lines[lo:old_hi], new_lines[lo:new_hi], fromfile, f"b/{label}", n=context
+        _diff_lines(before[start : len(before) - tail]),
+        _diff_lines(new[start : len(new) - tail]),
+        fromfile,
+        f"b/{label}",
+        n=context,
     )
     out = []
     for line in lines:
         if lo and line.startswith("@@ "):
             line = _HUNK.sub(
-                lambda m: f"-{int(m.group(1)) + lo}{m.group(2)} +{int(m.group(3)) + lo}", line, 1
+                lambda m: (
+                    f"-{_shift(m.group(1), m.group(2), lo)} +{_shift(m.group(3), m.group(4), lo)}"
+                ),
+                line,
+                1,
             )
         if line.endswith("\n"):
             out.append(line)
@@ -143,20 +155,98 @@ def unified_diff(old: str | None, new: str, label: str, *, context: int = 3) -> 
     return "".join(out)
 
 
-_HUNK = re.compile(r"-(\d+)(,\d+)? \+(\d+)")
+_HUNK = re.compile(r"-(\d+)(,\d+)? \+(\d+)(,\d+)?")
 
 
-def _changed_span(old: list[str], new: list[str], context: int) -> tuple[int, int, int]:
-    """(start, old end, new end) of the lines that differ, widened by ``context`` lines."""
-    limit = min(len(old), len(new))
-    start = 0
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < limit - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    keep = max(0, end - context)
-    return max(0, start - context), len(old) - keep, len(new) - keep
+def _shift(start: str, length: str | None, lo: int) -> str:
+    # An empty range names the line before it ("-0,0" at the top of the window).
+    return f"{int(start) + lo}{length or ''}"
+
+
+# Python's str.splitlines breaks lines at these too (and at "\r\n" once).
+_PY_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_CHUNK = 1 << 16
+
+
+def common_prefix_length(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share (compared a block at a time)."""
+    n = min(len(a), len(b))
+    lo = 0
+    while lo < n:
+        hi = min(n, lo + _CHUNK)
+        if a[lo:hi] == b[lo:hi]:
+            lo = hi
+            continue
+        while hi - lo > 1:  # the first difference is in [lo, hi)
+            mid = (lo + hi) // 2
+            if a[lo:mid] == b[lo:mid]:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return n
+
+
+def common_suffix_length(a: str, b: str, limit: int) -> int:
+    """How many trailing characters ``a`` and ``b`` share, at most ``limit``."""
+    la, lb = len(a), len(b)
+    lo = 0
+    while lo < limit:
+        hi = min(limit, lo + _CHUNK)
+        if a[la - hi : la - lo] == b[lb - hi : lb - lo]:
+            lo = hi
+            continue
+        while hi - lo > 1:  # the last difference is hi..lo characters from the end
+            mid = (lo + hi) // 2
+            if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return limit
+
+
+def changed_window(a: str, b: str, context: int) -> tuple[int, int]:
+    """Where two texts differ, as whole lines plus ``context`` lines around: ``(start, tail)``.
+
+    ``a[:start] == b[:start]`` and ``a[-tail:] == b[-tail:]`` (``tail`` may be 0);
+    both cuts lie just after a ``\n`` (or at the ends), so they fall between
+    lines however lines are counted, and splitting only ``a[start:len(a) - tail]``
+    gives the same lines as splitting all of ``a``.
+    """
+    prefix = common_prefix_length(a, b)
+    start = a.rfind("\n", 0, prefix) + 1
+    for _ in range(context):
+        if start == 0:
+            break
+        start = a.rfind("\n", 0, start - 1) + 1
+    suffix = common_suffix_length(a, b, min(len(a), len(b)) - prefix)
+    if suffix == 0:
+        return start, 0
+    first = a.find("\n", len(a) - suffix)
+    tail = 0 if first < 0 else len(a) - first - 1
+    for _ in range(context):
+        if tail == 0:
+            break
+        nxt = a.find("\n", len(a) - tail)
+        tail = 0 if nxt < 0 else len(a) - nxt - 1
+    return start, tail
+
+
+def count_lines(text: str, end: int | None = None, *, python: bool = False) -> int:
+    """The number of line breaks in ``text[:end]`` (``end`` just after a ``\n``).
+
+    LSP counts ``\n``, ``\r\n`` and ``\r``; ``python`` counts as
+    ``str.splitlines`` does (form feeds, U+2028 and the rest too).
+    """
+    end = len(text) if end is None else end
+    if end <= 0:
+        return 0
+    breaks = _PY_BREAKS if python else "\n\r"
+    # Counted only when present (a find is far cheaper than a count; they rarely are).
+    present = [ch for ch in breaks[1:] if text.find(ch, 0, end) >= 0]
+    total = text.count("\n", 0, end) + sum(text.count(ch, 0, end) for ch in present)
+    return total - text.count("\r\n", 0, end) if "\r" in present else total
 
 
 def _diff_lines(text: str) -> list[str]:

@@ -109,7 +109,7 @@ class EditTool(Tool):
         path = Path(input.file_path)
         rel = display_path(path, ctx.root)
         try:
-            detail = plan_edit(input, ctx).diff
+            detail = planned_edit(input, ctx).diff
         except ToolError as exc:
             detail = exc.message
         return PermissionSubject(summary=f"edit {rel}", detail=detail, write_paths=[path])
@@ -133,14 +133,14 @@ class EditTool(Tool):
             return ValidationResult.fail(
                 f"{path} is a Jupyter notebook: change its cells with NotebookEdit instead."
             )
-        await asyncio.to_thread(plan_edit, input, ctx)  # raises ToolError with the reason
+        await asyncio.to_thread(planned_edit, input, ctx)  # raises ToolError with the reason
         return ValidationResult.success()
 
     async def call(
         self, input: EditInput, ctx: ToolUseContext, on_progress: ProgressCallback
     ) -> ToolResult:
-        # Computed again: the file or buffer may have changed while the user was asked.
-        plan = await asyncio.to_thread(plan_edit, input, ctx)
+        # Computed again if the file or buffer changed while the user was asked.
+        plan = await asyncio.to_thread(planned_edit, input, ctx)
         path = Path(input.file_path)
         change = await apply_change(
             ctx,
@@ -159,6 +159,48 @@ class EditTool(Tool):
             what = f"{plan.count} occurrences" if plan.count > 1 else "1 occurrence"
             summary = f"Edited {rel}: replaced {what} (+{added} −{removed} lines)."
         return ToolResult(result_text(summary, change), meta=change_meta(path, change))
+
+
+_MEMO = "Edit.plan"
+
+
+def planned_edit(input: EditInput, ctx: ToolUseContext) -> PlannedEdit:
+    """:func:`plan_edit`, computed once per tool use while the file stays as it was.
+
+    Validation, the permission prompt and the call each need the plan; for a
+    10 MB file each computation reads, hashes and diffs all of it. The plan is
+    reused while the input is the same, the buffer holds the very text it was
+    computed on (the same string object: nothing was typed) and the file on disk
+    has the same stamp. Anything else computes it again; and applying the edit
+    checks once more that the buffer or file is what the plan was made against.
+    """
+    path = Path(input.file_path)
+    disk = _disk_stamp(path)
+    memo = ctx.memo.get(_MEMO)
+    if memo is not None:
+        m_input, m_disk, m_buffer, plan = memo
+        buffer = ctx.bridge.read_buffer(path)
+        if (
+            m_input == input
+            and m_disk == disk
+            and (buffer is None) == (m_buffer is None)
+            and (
+                buffer is None
+                or (buffer.text is m_buffer.text and buffer.version == m_buffer.version)
+            )
+        ):
+            return plan
+    plan = plan_edit(input, ctx)
+    ctx.memo[_MEMO] = (input, disk, plan.current.buffer, plan)
+    return plan
+
+
+def _disk_stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def plan_edit(input: EditInput, ctx: ToolUseContext) -> PlannedEdit:

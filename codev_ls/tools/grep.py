@@ -349,24 +349,28 @@ async def run_rg(
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 await proc.stdin.drain()
             proc.stdin.close()
-        while True:
-            try:
-                line = await proc.stdout.readuntil(sep)
-            except asyncio.IncompleteReadError as exc:
-                line = exc.partial
-            if not line:
+        # Read in blocks and split here: one await per 64 KiB, not one per line (a
+        # search with many results is otherwise bound by this loop, not by rg).
+        # A long line is gathered block by block (linear: only each new block is searched).
+        rest = bytearray()
+        while not out.truncated:
+            block = await proc.stdout.read(1 << 16)
+            if not block:
+                if rest:
+                    _take(out, [bytes(rest)], stamp, stop_after)
                 break
+            cut = block.rfind(sep)
+            if cut < 0:
+                rest += block
+                continue
+            rest += block[:cut]
+            _take(out, bytes(rest).split(sep), stamp, stop_after)
+            rest = bytearray(block[cut + 1 :])
             if on_count is not None and time.monotonic() >= next_report:
                 on_count(len(out.entries))
                 next_report = time.monotonic() + PROGRESS_EVERY_S
-            entry = line.removesuffix(sep).decode("utf-8", errors="replace")
-            out.entries.append(entry)
-            if stamp:
-                out.mtimes[entry] = _mtime(entry)
-            if stop_after is not None and len(out.entries) > stop_after:
-                out.truncated = True
-                proc.kill()
-                break
+        if out.truncated:
+            proc.kill()
         stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
         code = await proc.wait()
     except BaseException:
@@ -384,6 +388,18 @@ async def run_rg(
         # Exit 2 without a message: some files could not be read (--no-messages hides which).
         out.warning = message[0] if message else "some files could not be read"
     return out
+
+
+def _take(out: RgOutput, lines: list[bytes], stamp: bool, stop_after: int | None) -> None:
+    """Add rg's output lines to ``out``; mark it truncated past ``stop_after`` entries."""
+    for line in lines:
+        entry = line.decode("utf-8", errors="replace")
+        out.entries.append(entry)
+        if stamp:
+            out.mtimes[entry] = _mtime(entry)
+        if stop_after is not None and len(out.entries) > stop_after:
+            out.truncated = True
+            return
 
 
 def _rg_error(stderr: str) -> str:

@@ -115,3 +115,59 @@ def test_any_subset_of_hunks_is_recognised(a: list[str], b: list[str], data: st.
     # Ambiguous texts may be explained by another subset; it must rebuild the same text.
     assert landed is not None
     assert apply_hunks(old, hunks, landed) == actual
+
+
+# Texts that exercise every way of ending a line, for LSP and for str.splitlines.
+tricky = st.lists(
+    st.sampled_from(["a", "b", "\n", "\r\n", "\r", "\x0c", "x\n", "\u2028", "é\n"]), max_size=40
+)
+
+
+def _whole_text_hunks(old: str, new: str) -> list[tuple[int, int, str, str, int, int]]:
+    """The hunks as splitting every line of both texts gives them (the reference)."""
+    a, b = split_lines(old), split_lines(new)
+    offsets = [0]
+    for line in a:
+        offsets.append(offsets[-1] + len(line))
+    out = []
+    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(3):
+        changed = [op for op in group if op[0] != "equal"]
+        start, end, nstart, nend = changed[0][1], changed[-1][2], changed[0][3], changed[-1][4]
+        out.append(
+            ("".join(a[start:end]), "".join(b[nstart:nend]), start, end, offsets[start],
+             offsets[end])
+        )  # fmt: skip
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(tricky, st.data())
+def test_only_the_changed_window_is_split_yet_hunks_are_exact(
+    a: list[str], data: st.DataObject
+) -> None:
+    """Hunks computed on the window around the change equal those of the whole texts."""
+    old = "".join(a)
+    edited = list(a)
+    for _ in range(data.draw(st.integers(0, 3))):
+        at = data.draw(st.integers(0, len(edited)))
+        edited.insert(at, data.draw(st.sampled_from(["z\n", "\r", "q", "\r\n"])))
+    new = "".join(edited)
+    hunks = compute_hunks(old, new)
+    got = [(h.old_text, h.new_text, h.start, h.end, h.char_start, h.char_end) for h in hunks]
+    whole = _whole_text_hunks(old, new)
+    # Where a change sits among identical lines is ambiguous; both must then rebuild `new`.
+    if got != whole:
+        assert apply_hunks(old, hunks) == new
+    for hunk in hunks:
+        assert old[hunk.char_start : hunk.char_end] == hunk.old_text
+        assert len(split_lines(old[: hunk.char_start])) == hunk.start
+
+
+def test_hunks_far_into_a_big_text_have_whole_text_line_numbers() -> None:
+    big = "".join(f"row {i}\r\n" if i % 3 else f"row {i}\r" for i in range(50_000))
+    new = big.replace("row 40000\r\n", "changed\r\n")
+    [hunk] = compute_hunks(big, new)
+    assert (hunk.start, hunk.end) == (40_000, 40_001)
+    assert hunk.diff.startswith("@@ -39998,7 +39998,7 @@\n")
+    assert apply_hunks(big, [hunk]) == new
+    assert rebase_hunks(big, "top\n" + big, [hunk], [0]) == "top\n" + new
