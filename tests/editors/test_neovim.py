@@ -126,7 +126,7 @@ end })
 
 
 def test_screenshots_of_the_prompt_and_the_applied_edit(
-    workspace: Path, notes: Path, tmp_path: Path
+    workspace: Path, notes: Path, tmp_path: Path, screenshots: Path
 ) -> None:
     """Neovim in tmux (a real terminal UI): the permission float with the diff, then the edit."""
     from tests.editors.ansi_png import render
@@ -190,7 +190,7 @@ def test_screenshots_of_the_prompt_and_the_applied_edit(
         shown = screen()
         plain = re.sub(r"\x1b\[[0-9;:]*m", "", shown)
         assert "+edited by codev" in plain and "-first line" in plain
-        render(shown, REPO / "docs" / "neovim-permission-prompt.png")
+        render(shown, screenshots / "neovim-permission-prompt.png")
         subprocess.run([*tmux, "send-keys", "-t", "codev", "a"], check=True)
         deadline = time.monotonic() + 20
         while notes.read_text() != "edited by codev\nsecond line\n" and time.monotonic() < deadline:
@@ -200,7 +200,7 @@ def test_screenshots_of_the_prompt_and_the_applied_edit(
             lambda s: "Edit: success" in s or "edited by codev" in s, "the edited buffer"
         )
         time.sleep(0.5)
-        render(screen(), REPO / "docs" / "neovim-edit-applied.png")
+        render(screen(), screenshots / "neovim-edit-applied.png")
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)
-    assert (REPO / "docs" / "neovim-permission-prompt.png").stat().st_size > 5_000
+    assert (screenshots / "neovim-permission-prompt.png").stat().st_size > 5_000

@@ -3,7 +3,8 @@
 The test builds the ``.vsix`` (``npm ci``, ``npm run build``, ``vsce package``),
 installs it into code-server, opens a workspace in Chromium with Playwright,
 runs a Codev command that makes the server ask, clicks the button, and checks
-the file on disk. Screenshots land in ``docs/``.
+the file on disk. Screenshots go to a temporary folder
+(``CODEV_SCREENSHOTS=docs`` keeps them there, to refresh the documentation's).
 
 Needs what ``scripts/install-editor-test-deps.sh`` installs (code-server,
 playwright-core, Debian's chromium); ``.ci/run`` runs that script. Without
@@ -30,7 +31,6 @@ pytestmark = pytest.mark.timeout(400)
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "editors" / "vscode"
-DOCS = REPO / "docs"
 CACHE = Path(os.environ.get("CODEV_TEST_CACHE", "/var/cache/codev-tests"))
 CODE_SERVER = CACHE / "editors" / "node_modules" / ".bin" / "code-server"
 NODE_MODULES = CACHE / "editors" / "node_modules"
@@ -163,10 +163,9 @@ def code_server(vsix: Path, workspace: Path, tmp_path: Path) -> Iterator[tuple[s
         log.close()
 
 
-def _drive(scenario: str, url: str, workspace: Path, tmp_path: Path) -> dict:
-    DOCS.mkdir(exist_ok=True)
+def _drive(scenario: str, url: str, workspace: Path, tmp_path: Path, shots: Path) -> dict:
     out = subprocess.run(
-        ["node", str(EXT / "test" / "e2e" / "drive.js"), scenario, url, str(workspace), str(DOCS)],
+        ["node", str(EXT / "test" / "e2e" / "drive.js"), scenario, url, str(workspace), str(shots)],
         env={**os.environ, "NODE_PATH": str(NODE_MODULES)},
         capture_output=True,
         text=True,
@@ -183,21 +182,21 @@ def _drive(scenario: str, url: str, workspace: Path, tmp_path: Path) -> dict:
 
 
 def test_permission_prompt_is_a_notification_and_allow_writes_the_file(
-    code_server: tuple[str, Path], workspace: Path
+    code_server: tuple[str, Path], workspace: Path, screenshots: Path
 ) -> None:
     url, tmp_path = code_server
-    result = _drive("bash-permission", url, workspace, tmp_path)
+    result = _drive("bash-permission", url, workspace, tmp_path, screenshots)
     assert "from-vscode.txt" in result["prompt"]
     assert (workspace / "from-vscode.txt").read_text() == "written-by-codev\n"
-    assert (DOCS / "vscode-permission-prompt.png").stat().st_size > 10_000
+    assert (screenshots / "vscode-permission-prompt.png").stat().st_size > 10_000
 
 
 def test_edit_is_approved_in_the_refactor_preview_and_saved(
-    code_server: tuple[str, Path], workspace: Path
+    code_server: tuple[str, Path], workspace: Path, screenshots: Path
 ) -> None:
     url, tmp_path = code_server
     (workspace / "greeting.py").write_text('print("hello")\n')
-    result = _drive("edit-preview", url, workspace, tmp_path)
+    result = _drive("edit-preview", url, workspace, tmp_path, screenshots)
     assert "file-saved" in result["steps"]
     assert (workspace / "greeting.py").read_text() == 'print("hello from codev")\n'
-    assert (DOCS / "vscode-edit-diff.png").stat().st_size > 10_000
+    assert (screenshots / "vscode-edit-diff.png").stat().st_size > 10_000
