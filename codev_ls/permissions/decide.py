@@ -934,17 +934,31 @@ def _safe_str(fn: Callable[[], Any]) -> str:
 # --------------------------------------------------------------------------- listings
 
 
-def read_denied(ctx: ToolUseContext, path: Path) -> PermissionRule | None:
+def read_deny_rules(ctx: ToolUseContext) -> list[PermissionRule]:
+    """The deny rules that name paths to read (``Read(.env)``); usually none.
+
+    Tools filtering many results ask this once and skip the per-result check
+    when it is empty (50,000 Grep results need not each become a Path).
+    """
+    return [
+        r
+        for r in ctx.engine.permission_context.deny
+        if r.specifier is not None and r.is_for(READ_RULE_TOOLS, fold=True)
+    ]
+
+
+def read_denied(
+    ctx: ToolUseContext, path: Path, rules: list[PermissionRule] | None = None
+) -> PermissionRule | None:
     """The deny rule that forbids reading ``path``, if any.
 
     A search or listing of a folder is allowed as a whole; the tools use this to
     leave out what a ``Read(...)`` deny rule forbids (``Read(.env)`` and a Glob
-    over the workspace). Cheap enough to call per result.
+    over the workspace). Cheap enough to call per result; ``rules`` (from
+    :func:`read_deny_rules`) saves finding them again each time.
     """
-    pctx = ctx.engine.permission_context
-    rules = [
-        r for r in pctx.deny if r.specifier is not None and r.is_for(READ_RULE_TOOLS, fold=True)
-    ]
+    if rules is None:
+        rules = read_deny_rules(ctx)
     if not rules:
         return None
     root = real_path(ctx.root)

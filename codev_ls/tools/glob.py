@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codev_ls.engine.context import ToolUseContext
 from codev_ls.engine.files import display_path
 from codev_ls.engine.tool import ProgressCallback, Tool, ToolError, ToolResult, ValidationResult
-from codev_ls.permissions.decide import read_denied
+from codev_ls.permissions.decide import read_denied, read_deny_rules
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._ripgrep import RipgrepMissing, glob_to_regex, rg_path
 
@@ -117,7 +117,9 @@ class GlobTool(Tool):
                     "pass the folder as `path` and a relative pattern."
                 ) from exc
         matches = await find_files_async(base, pattern)
-        matches = [m for m in matches if read_denied(ctx, m) is None]  # e.g. deny Read(.env)
+        rules = read_deny_rules(ctx)  # e.g. deny Read(.env)
+        if rules:
+            matches = [m for m in matches if read_denied(ctx, m, rules) is None]
         if not matches:
             return ToolResult(f"No files found matching {input.pattern} in {base}.")
         shown = matches[:MAX_RESULTS]

@@ -36,7 +36,7 @@ from codev_ls.engine.tool import (
     ToolResult,
     ValidationResult,
 )
-from codev_ls.permissions.decide import read_denied
+from codev_ls.permissions.decide import read_denied, read_deny_rules
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._ripgrep import RipgrepMissing, glob_to_regex, rg_path
 
@@ -501,13 +501,16 @@ def _without_denied(entries: list[str], ctx: ToolUseContext) -> list[str]:
     A search of a folder is allowed as a whole; the denied files in it are left out
     silently (saying "1 file left out" would tell whether a denied file matches).
     """
+    rules = read_deny_rules(ctx)
+    if not rules:
+        return entries
     denied: dict[str, bool] = {}
     kept = []
     for entry in entries:
         path = entry.split("\0", 1)[0]
         if entry != "--":
             if path not in denied:
-                denied[path] = read_denied(ctx, Path(path)) is not None
+                denied[path] = read_denied(ctx, Path(path), rules) is not None
             if denied[path]:
                 continue
         kept.append(entry)
