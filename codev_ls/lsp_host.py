@@ -185,6 +185,20 @@ class CodevLanguageServer(LanguageServer):
             return {"servers": [], "problems": [], "deferred": False}
         return manager.status()
 
+    async def mcp_approve(self, name: str) -> dict[str, Any]:
+        """Ask the user again about a held-back project MCP server; its state after."""
+        from codev_ls.lsp_params import InvalidParams
+        from codev_ls.mcp.manager import get_manager
+
+        manager = get_manager(await self.engine())
+        if manager is None:
+            raise InvalidParams(f"there is no MCP server named {name!r} (no servers configured)")
+        try:
+            server, message = await manager.ask_again(name)
+        except KeyError as exc:
+            raise InvalidParams(str(exc.args[0])) from exc
+        return {"server": server, "message": message}
+
     async def permission_mode(self, mode: PermissionMode | None) -> dict[str, Any]:
         engine = await self.engine()
         if mode is not None:

@@ -187,6 +187,24 @@ def parse_cancel(params: Any) -> CancelParams:
     )
 
 
+def parse_server_name(params: Any, method: str = "codev/mcpApprove") -> str:
+    """``{"name": server}`` (or, from executeCommand, ``[server]``)."""
+    if isinstance(params, (list, tuple)):
+        if len(params) == 1 and isinstance(params[0], dict):
+            params = params[0]
+        elif len(params) == 1:
+            params = {"name": params[0]}
+        else:
+            raise InvalidParams(f"{method} takes the arguments [name], got {len(params)}")
+    data = _object(params, method)
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidParams(f"{method}: `name` (the MCP server's name) is required")
+    if len(name) > _MAX_ID:
+        raise InvalidParams(f"{method}: `name` is longer than {_MAX_ID} characters")
+    return name
+
+
 def parse_no_params(params: Any, method: str) -> None:
     _object(params, method)
 

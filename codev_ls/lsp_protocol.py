@@ -38,6 +38,7 @@ CHAT = "codev/chat"
 CANCEL = "codev/cancel"
 CHAT_EVENT = "codev/chatEvent"
 MCP_STATUS = "codev/mcpStatus"
+MCP_APPROVE = "codev/mcpApprove"
 EXPLAIN_PERMISSION = "codev/explainPermission"
 CUSTOM_METHODS = (
     LIST_TOOLS,
@@ -46,6 +47,7 @@ CUSTOM_METHODS = (
     CHAT,
     CANCEL,
     MCP_STATUS,
+    MCP_APPROVE,
     EXPLAIN_PERMISSION,
 )
 COMMANDS = (
@@ -54,6 +56,7 @@ COMMANDS = (
     "codev.permissionMode",
     "codev.chat",
     "codev.mcpStatus",
+    "codev.mcpApprove",
 )
 
 ProgressToken = int | str

@@ -30,12 +30,14 @@ from codev_ls.lsp_params import (
     parse_no_params,
     parse_run_tool,
     parse_run_tool_args,
+    parse_server_name,
 )
 from codev_ls.lsp_protocol import (
     CANCEL,
     CHAT,
     EXPLAIN_PERMISSION,
     LIST_TOOLS,
+    MCP_APPROVE,
     MCP_STATUS,
     PERMISSION_MODE,
     RUN_TOOL,
@@ -188,6 +190,13 @@ async def mcp_status(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
     return await ls.mcp_status()
 
 
+@SERVER.feature(MCP_APPROVE)
+@_guard(MCP_APPROVE)
+async def mcp_approve(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
+    """Ask again about a project MCP server that was dismissed or rejected."""
+    return await ls.mcp_approve(parse_server_name(params))
+
+
 @SERVER.command("codev.listTools")
 @_guard("codev.listTools")
 async def list_tools_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
@@ -216,6 +225,13 @@ async def permission_mode_command(ls: CodevLanguageServer, *args: Any) -> dict[s
 async def mcp_status_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
     """``codev.mcpStatus``: as codev/mcpStatus."""
     return await ls.mcp_status()
+
+
+@SERVER.command("codev.mcpApprove")
+@_guard("codev.mcpApprove")
+async def mcp_approve_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
+    """``codev.mcpApprove [name]``: as codev/mcpApprove."""
+    return await ls.mcp_approve(parse_server_name(args, "codev.mcpApprove"))
 
 
 @SERVER.command("codev.chat")

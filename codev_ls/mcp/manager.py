@@ -65,6 +65,8 @@ class McpManager:
         self._started = False
         self._closed = False
         self._approval_task: asyncio.Task[None] | None = None
+        # Servers whose approval question is open right now.
+        self._asking: set[str] = set()
         self._verdicts: dict[str, Verdict] = {}
         self._own_settings: Any = None
         self.connections: dict[str, McpConnection] = {
@@ -204,7 +206,50 @@ class McpManager:
                 log.exception("asking about MCP server %s failed", conn.name)
                 conn.hold("needs-approval", "the question could not be asked; not started")
 
+    async def ask_again(self, name: str) -> tuple[dict[str, Any], str]:
+        """Ask the user again about a held-back project server (``codev/mcpApprove``).
+
+        A dismissed question otherwise waits for the workspace to open again, and a
+        rejected server stays out until its name is removed from the settings: the
+        user asks to be asked, and the answer is handled as at start-up. Returns the
+        server's status line and a message saying what happened.
+        """
+        from codev_ls.mcp import approval
+
+        conn = self.connections.get(name)
+        if conn is None:
+            known = ", ".join(self.connections) or "none"
+            raise KeyError(f"there is no MCP server named {name!r} (servers: {known})")
+        if conn.state not in ("needs-approval", "disabled") or conn.config.origin != "project":
+            return conn.status(), (
+                f"MCP server {name} is {conn.state}: only a project's server that is waiting "
+                "for approval or was rejected can be asked about again"
+            )
+        if name in self._asking:
+            return conn.status(), f"the question about MCP server {name} is open already"
+        was = conn.state
+        self._verdicts[name] = approval.Verdict(
+            "ask",
+            "you asked to be asked again"
+            + (
+                " (you had rejected it; Allow once starts it this time only)"
+                if was == "disabled"
+                else ""
+            ),
+        )
+        await self._ask_approval(conn)
+        if conn.state in ("needs-approval", "disabled"):
+            return conn.status(), f"MCP server {name} was not started: {conn.reason}"
+        return conn.status(), f"MCP server {name} is starting: {conn.approval}"
+
     async def _ask_approval(self, conn: McpConnection) -> None:
+        self._asking.add(conn.name)
+        try:
+            await self._ask_and_apply(conn)
+        finally:
+            self._asking.discard(conn.name)
+
+    async def _ask_and_apply(self, conn: McpConnection) -> None:
         from codev_ls.bridge import PermissionAnswer
         from codev_ls.mcp import approval
 
@@ -236,7 +281,8 @@ class McpManager:
             conn.hold(
                 "needs-approval",
                 "not started: the question was dismissed; you will be asked again when the "
-                "workspace opens next",
+                "workspace opens next (or now, through the codev/mcpApprove request or the "
+                "codev.mcpApprove command)",
             )
         else:
             error = approval.save_rejection(self._settings(), server)

@@ -27,6 +27,7 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev.permissionMode",
         "codev.chat",
         "codev.mcpStatus",
+        "codev.mcpApprove",
     }
     # pygls leaves this out; clients only send a workDoneToken when it is set.
     assert caps.execute_command_provider.work_done_progress is True
@@ -38,6 +39,7 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev/chat",
         "codev/cancel",
         "codev/mcpStatus",
+        "codev/mcpApprove",
         "codev/explainPermission",
     ]
     assert caps.text_document_sync.open_close is True

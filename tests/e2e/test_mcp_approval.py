@@ -177,6 +177,55 @@ async def test_no_answer_remembers_nothing_and_bypass_permissions_still_asks(
     assert started_pids(probe_dir) == []
 
 
+async def test_the_user_can_be_asked_again_without_reopening_the_workspace(
+    start_editor: StartEditor, workspace: Path, tmp_path: Path
+) -> None:
+    """codev/mcpApprove (and the codev.mcpApprove command) asks again, now."""
+    probe_dir = tmp_path / "probe"
+    write_mcp_json(workspace, {"probe": probe_server(probe_dir)})
+    client = await start_editor("neovim@v0.11.0")
+    client.prompt_answer = None  # dismiss the question at start-up
+    servers = await _status_when(client, lambda s: "dismissed" in s["probe"].get("reason", ""))
+    assert "codev/mcpApprove" in servers["probe"]["reason"]
+    assert started_pids(probe_dir) == []
+
+    # Asked again: rejected this time (remembered) ...
+    client.prompt_answer = "Reject"
+    result = await client.request("codev/mcpApprove", {"name": "probe"})
+    assert result["server"]["state"] == "disabled"
+    assert "was not started: rejected by you" in result["message"]
+    assert len(_server_prompts(client)) == 2
+    assert json.loads(_local(workspace).read_text())["disabledMcpjsonServers"] == ["probe"]
+
+    # ... and a rejected server too, through the executeCommand mirror.
+    client.prompt_answer = "Always allow"
+    result = await client.request(
+        "workspace/executeCommand",
+        types.ExecuteCommandParams(command="codev.mcpApprove", arguments=["probe"]),
+    )
+    (prompt,) = _server_prompts(client)[2:]
+    assert "you asked to be asked again (you had rejected it" in prompt.message
+    assert result["server"]["state"] in ("starting", "ready")
+    assert "is starting: approved by you (Always allow" in result["message"]
+    servers = await _status_when(client, lambda s: s["probe"]["state"] == "ready")
+    assert ECHO in await _tool_names(client)
+    assert len(started_pids(probe_dir)) == 1
+    saved = json.loads(_local(workspace).read_text())
+    assert saved["disabledMcpjsonServers"] == []  # Always allow replaced the rejection
+    assert [e["name"] for e in saved["enabledMcpjsonServers"]] == ["probe"]
+
+    # Nothing to ask about a running server; an unknown name is the caller's error.
+    result = await client.request("codev/mcpApprove", {"name": "probe"})
+    assert (
+        result["server"]["state"] == "ready" and "is ready: only a project's" in result["message"]
+    )
+    assert len(_server_prompts(client)) == 3
+    with pytest.raises(Exception, match="no MCP server named 'nope'"):
+        await client.request("codev/mcpApprove", {"name": "nope"})
+    with pytest.raises(Exception, match="`name`"):
+        await client.request("codev/mcpApprove", {})
+
+
 # --------------------------------------------------------------------------- the terminal
 
 

@@ -125,6 +125,25 @@ end })
 """
 
 
+def test_a_dismissed_mcp_server_is_approved_with_codev_mcp_approve(
+    workspace: Path, notes: Path, tmp_path: Path
+) -> None:
+    from tests.mcp_support import probe_server, started_pids, write_mcp_json
+
+    probe_dir = tmp_path / "probe"
+    write_mcp_json(workspace, {"probe": probe_server(probe_dir)})
+    result = _drive("mcp-approve", workspace, tmp_path)
+    assert result["steps"][:4] == ["client", "answered q", "dismissed", "answered a"]
+    assert result["offered"] == [
+        "probe (waiting) — not started: the question was dismissed; you will be asked again "
+        "when the workspace opens next (or now, through the codev/mcpApprove request or the "
+        "codev.mcpApprove command)"
+    ]
+    assert any('MCP server "probe"' in line for line in result["prompt_lines"])
+    assert result["mcp_state"] == "ready"
+    assert len(started_pids(probe_dir)) == 1  # started once, only after the answer
+
+
 def test_screenshots_of_the_prompt_and_the_applied_edit(
     workspace: Path, notes: Path, tmp_path: Path, screenshots: Path
 ) -> None:

@@ -43,6 +43,10 @@ vim.api.nvim_create_user_command('CodevExplain', function(opts)
   codev().explain(name, json ~= '' and json or '{}')
 end, { nargs = '+', desc = 'Codev: explain what would decide a tool use, without running it' })
 
+vim.api.nvim_create_user_command('CodevMcpApprove', function(opts)
+  codev().mcp_approve(opts.args ~= '' and opts.args or nil)
+end, { nargs = '?', desc = "Codev: be asked again about a project's MCP server (dismissed or rejected)" })
+
 vim.api.nvim_create_user_command('CodevCancel', function()
   codev().cancel()
 end, { desc = 'Codev: interrupt the running tool or chat turn' })

@@ -3,7 +3,7 @@
 --   nvim --headless --clean -l drive.lua
 --
 -- Environment: CODEV_PLUGIN (the plugin folder), CODEV_CMD (JSON list: how to start the server),
--- CODEV_WS (the workspace), CODEV_SCENARIO (allow-edit | reject-edit | cancel-bash),
+-- CODEV_WS (the workspace), CODEV_SCENARIO (allow-edit | reject-edit | cancel-bash | mcp-approve),
 -- CODEV_RESULT (where to write the JSON result). The Python test checks the disk and processes.
 local plugin = assert(os.getenv('CODEV_PLUGIN'))
 local ws = assert(os.getenv('CODEV_WS'))
@@ -94,6 +94,32 @@ local ok, err = pcall(function()
     vim.cmd('CodevCancel')
     wait(20000, bash, 'the interrupted Bash outcome')
     result.outcome = bash()
+  elseif scenario == 'mcp-approve' then
+    -- The project's .mcp.json server is asked about at start-up: dismiss that question.
+    press_in_prompt('q')
+    local function mcp_state()
+      local resp = codev.get_client():request_sync('codev/mcpStatus', vim.empty_dict(), 3000)
+      local s = resp and resp.result and resp.result.servers[1]
+      return s and s.state, s and s.reason or ''
+    end
+    wait(10000, function()
+      local state, reason = mcp_state()
+      return state == 'needs-approval' and reason:find('dismissed') ~= nil
+    end, 'the server to wait after the dismissal')
+    step('dismissed')
+    -- :CodevMcpApprove without a name offers the held servers (vim.ui.select, answered here).
+    vim.ui.select = function(items, opts, on_choice)
+      result.offered = vim.tbl_map(function(item)
+        return opts.format_item(item)
+      end, items)
+      on_choice(items[1], 1)
+    end
+    vim.cmd('CodevMcpApprove')
+    press_in_prompt('a')
+    wait(30000, function()
+      return mcp_state() == 'ready'
+    end, 'the MCP server to be ready')
+    result.mcp_state = mcp_state()
   else
     error('unknown scenario ' .. scenario)
   end

@@ -12,9 +12,11 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import {
+  McpServerStatus,
   PERMISSION_MODES,
   SECRET_KEYS,
   ToolOutcome,
+  heldMcpServers,
   outcomeSummary,
   outcomeText,
   parseToolInput,
@@ -154,6 +156,22 @@ async function explainPermission() {
   vscode.window.showInformationMessage(explanation.slice(0, 500), "Show Output").then((a) => a && output.show());
 }
 
+async function approveMcpServer() {
+  const c = await ensureClient();
+  const status = (await c.sendRequest("codev/mcpStatus", {})) as { servers: McpServerStatus[] };
+  const items = heldMcpServers(status.servers);
+  if (items.length === 0) {
+    vscode.window.showInformationMessage("No project MCP server is waiting for approval or rejected.");
+    return;
+  }
+  const pick = await vscode.window.showQuickPick(items, { placeHolder: "Ask again about which MCP server?" });
+  if (!pick) return;
+  // The server asks its own question (a notification with Allow once / Always allow / Reject).
+  const res = (await c.sendRequest("codev/mcpApprove", { name: pick.label })) as { message: string };
+  output.appendLine(`── MCP server ${pick.label}: ${res.message}`);
+  vscode.window.showInformationMessage(res.message);
+}
+
 async function setApiKey(context: vscode.ExtensionContext) {
   const key = await vscode.window.showQuickPick([...SECRET_KEYS], { placeHolder: "Which key?" });
   if (!key) return;
@@ -186,6 +204,7 @@ export async function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand("codev.pickTool", runTool),
     vscode.commands.registerCommand("codev.setPermissionMode", setPermissionMode),
     vscode.commands.registerCommand("codev.explainPermission", explainPermission),
+    vscode.commands.registerCommand("codev.approveMcpServer", approveMcpServer),
     vscode.commands.registerCommand("codev.restartServer", () => restart(context)),
     vscode.commands.registerCommand("codev.setApiKey", () => setApiKey(context)),
     vscode.commands.registerCommand("codev.cancel", async () => (await ensureClient()).sendRequest("codev/cancel", {})),

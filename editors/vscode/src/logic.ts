@@ -179,3 +179,25 @@ function inline(text: string): string {
   html = html.replace(/\[([^\]]+)\]\((https?:\/\/[^)\s]+)\)/g, '<a href="$2">$1</a>');
   return html;
 }
+
+/** One server's line in `codev/mcpStatus` (the fields the extension uses). */
+export interface McpServerStatus {
+  name: string;
+  state: string;
+  origin?: string;
+  reason?: string;
+  target?: string;
+}
+
+/** Quick-pick items for "Codev: Approve MCP Server…": the project servers held back, waiting first. */
+export function heldMcpServers(servers: McpServerStatus[]): { label: string; description: string; detail: string }[] {
+  const order = (s: McpServerStatus) => (s.state === "needs-approval" ? 0 : 1);
+  return servers
+    .filter((s) => s.origin === "project" && (s.state === "needs-approval" || s.state === "disabled"))
+    .sort((a, b) => order(a) - order(b) || a.name.localeCompare(b.name))
+    .map((s) => ({
+      label: s.name,
+      description: s.state === "disabled" ? "rejected" : "waiting for approval",
+      detail: [s.target, s.reason].filter(Boolean).join(" — "),
+    }));
+}

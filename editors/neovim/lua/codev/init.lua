@@ -240,6 +240,54 @@ function M.explain(name, json)
   end)
 end
 
+--- The project MCP servers held back (waiting for approval, or rejected), waiting ones first.
+function M.held_mcp_servers(servers)
+  local held = {}
+  for _, s in ipairs(servers or {}) do
+    if s.origin == 'project' and (s.state == 'needs-approval' or s.state == 'disabled') then
+      held[#held + 1] = s
+    end
+  end
+  table.sort(held, function(a, b)
+    if a.state ~= b.state then
+      return a.state == 'needs-approval'
+    end
+    return a.name < b.name
+  end)
+  return held
+end
+
+--- :CodevMcpApprove [name] — be asked again about a project MCP server (the server
+--- asks its own question: the permission float). Without a name, pick one.
+function M.mcp_approve(name)
+  local function approve(server)
+    M.request('codev/mcpApprove', { name = server }, function(res)
+      notify(res.message)
+    end)
+  end
+  if name then
+    approve(name)
+    return
+  end
+  M.request('codev/mcpStatus', vim.empty_dict(), function(status)
+    local held = M.held_mcp_servers(status.servers)
+    if #held == 0 then
+      notify('no project MCP server is waiting for approval or rejected')
+      return
+    end
+    vim.ui.select(held, {
+      prompt = 'Ask again about which MCP server?',
+      format_item = function(s)
+        return ('%s (%s)%s'):format(s.name, s.state == 'disabled' and 'rejected' or 'waiting', s.reason and (' — ' .. s.reason) or '')
+      end,
+    }, function(choice)
+      if choice then
+        approve(choice.name)
+      end
+    end)
+  end)
+end
+
 --- :CodevAsk [prompt] — open the chat buffer and send a prompt.
 function M.ask(prompt)
   if prompt then

@@ -65,3 +65,18 @@ test("markdown renders safely", () => {
   assert.match(html, /<pre><code>&lt;b&gt;raw&lt;\/b&gt;<\/code><\/pre>/);
   assert.doesNotMatch(logic.renderMarkdown("[x](javascript:alert(1))"), /href/);
 });
+
+test("only held-back project MCP servers are offered for approval, waiting ones first", () => {
+  const items = logic.heldMcpServers([
+    { name: "zeta", state: "disabled", origin: "project", reason: "rejected by you", target: "node z.js" },
+    { name: "time", state: "ready", origin: "project" },
+    { name: "mine", state: "needs-approval", origin: "user" },
+    { name: "alpha", state: "needs-approval", origin: "project", reason: "not started: the question was dismissed" },
+  ]);
+  assert.deepEqual(
+    items.map((i) => [i.label, i.description]),
+    [["alpha", "waiting for approval"], ["zeta", "rejected"]],
+  );
+  assert.equal(items[1].detail, "node z.js — rejected by you");
+  assert.deepEqual(logic.heldMcpServers([]), []);
+});
