@@ -279,7 +279,9 @@ async def test_sub_agents_foreground_background_and_worktree(
     git(workspace, "commit", "-qm", "init")
     claude.route_subagents(
         claude.reply(("Read", {"file_path": str(workspace / "facts.md")})),
-        claude.reply("FG REPORT: the sky is green."),
+        # Streamed slowly, so the sub-agent's Read step is the latest progress
+        # report for longer than the bridge's 100 ms coalescing window.
+        claude.reply("FG REPORT: the sky is green.", delay=0.05),
         claude.reply("BG REPORT: nothing else to see."),
         claude.reply(("Bash", {"command": "echo blue >> facts.md"})),
         claude.reply("Appended blue."),
