@@ -215,7 +215,8 @@ def web_services(engine: Engine) -> WebServices:
     return services
 
 
-def _causes(exc: BaseException) -> list[BaseException]:
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first (at most ten, loops cut)."""
     chain: list[BaseException] = []
     seen: set[int] = set()
     node: BaseException | None = exc
@@ -237,7 +238,7 @@ def describe_transport_error(exc: BaseException) -> str:
         return "the connection timed out"
     if isinstance(exc, httpx.TimeoutException):
         return "it did not answer in time"
-    chain = _causes(exc)
+    chain = exception_chain(exc)
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
         return "the connection was refused"
     if any(isinstance(e, socket.gaierror) for e in chain):

@@ -47,6 +47,7 @@ from codev_ls.permissions.types import PermissionResult, PermissionSubject
 from codev_ls.tools._web import (
     cut,
     describe_transport_error,
+    exception_chain,
     redact,
     same_site,
     url_host,
@@ -404,7 +405,7 @@ async def fetch_locally(
     client = services.client("fetch")
     origin_host = url_host(url)
     notes: list[str] = []
-    resp, current = await _open_upgraded(client, url, services)
+    resp, current = await _open_upgraded(client, url, services, notes)
     try:
         for _ in range(MAX_REDIRECTS):
             location = resp.headers.get("location")
@@ -412,12 +413,16 @@ async def fetch_locally(
                 break
             target = urljoin(current, location.strip())
             await resp.aclose()
-            if urlsplit(target).scheme.lower() not in ("http", "https"):
+            scheme = urlsplit(target).scheme.lower()
+            if scheme not in ("http", "https"):
                 raise WebFetchError(
                     f"{current} redirects to {cut(target, 200)}, which is not http(s)."
                 )
             if not same_site(origin_host, url_host(target)):
                 return CrossHostRedirect(url, target, resp.status_code)
+            if scheme == "http" and urlsplit(current).scheme.lower() == "https":
+                # Same host, but the rest travels unencrypted: the model should know.
+                notes.append(f"{cut(current, 200)} redirected from https:// to plain http://.")
             current = target
             resp = await _send(client, current)
         else:
@@ -442,9 +447,15 @@ async def _send(client: httpx.AsyncClient, url: str) -> httpx.Response:
 
 
 async def _open_upgraded(
-    client: httpx.AsyncClient, url: str, services: WebServices
+    client: httpx.AsyncClient, url: str, services: WebServices, notes: list[str]
 ) -> tuple[httpx.Response, str]:
-    """Try ``https://`` for an ``http://`` URL, falling back when the host has no TLS there."""
+    """Try ``https://`` for an ``http://`` URL, falling back to the URL as given.
+
+    The upgrade is opportunistic: the URL asked for plain HTTP, so any failure of
+    the HTTPS attempt (no TLS on that port, a certificate that does not verify, a
+    server that hangs up or never answers) falls back to it — with a note, so the
+    model knows the page did not travel encrypted and why.
+    """
     import httpx
 
     if urlsplit(url).scheme.lower() != "http":
@@ -455,9 +466,29 @@ async def _open_upgraded(
     )
     try:
         return await client.send(request, stream=True), secure
-    except (httpx.ConnectError, httpx.ConnectTimeout):
-        # No TLS on that host/port (or a bad certificate): plain HTTP it is.
-        return await _send(client, url), url
+    except httpx.HTTPError as exc:
+        resp = await _send(client, url)
+        if not _no_tls_there(exc):
+            why = describe_transport_error(exc)
+            notes.append(f"Fetched over plain http:// as asked: https:// did not work ({why}).")
+        return resp, url
+
+
+def _no_tls_there(exc: BaseException) -> bool:
+    """The usual case, worth no note: nothing listens for TLS on that port."""
+    import ssl
+
+    import httpx
+
+    if not isinstance(exc, httpx.ConnectError):
+        return False
+    chain = exception_chain(exc)
+    if any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
+        return False
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return True
+    text = " ".join(str(e) for e in chain).lower()
+    return "wrong version number" in text or "refused" in text or "record layer" in text
 
 
 async def _status_message(resp: httpx.Response, url: str) -> str:

@@ -284,6 +284,42 @@ async def test_http_is_upgraded_to_https_where_the_host_supports_it(
         assert [r.scheme for r in secure.requests] == ["https"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI for a test cert")
+async def test_an_unverifiable_certificate_falls_back_to_the_http_asked_for_with_a_note(
+    engine: Engine, tmp_path: Path
+):
+    # The certificate is self-signed and not trusted here: https:// fails to verify,
+    # so the page comes over plain http:// (what the URL asked for), and the model is told.
+    with FakeWeb(tls=True, cert_dir=tmp_path / "tls") as site:
+        site.page("/doc", "<h1>Plain page</h1>")  # type: ignore[attr-defined]
+        url = f"http://127.0.0.1:{site.port}/doc"
+        out = await fetch(engine, url)
+        assert out.status == "success", out.text()
+        text = out.text()
+        assert text.startswith(f"URL: {url}\n")
+        assert "Note: Fetched over plain http:// as asked: https:// did not work" in text
+        assert "certificate verify failed" in text
+        assert [r.scheme for r in site.requests] == ["http"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI for a test cert")
+async def test_a_same_host_redirect_from_https_to_http_is_followed_with_a_note(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    with FakeWeb(tls=True, cert_dir=tmp_path / "tls") as site:
+        monkeypatch.setenv("SSL_CERT_FILE", str(site.ca_file))
+        base = f"127.0.0.1:{site.port}"
+        site.redirect("/secure", f"http://{base}/plain")  # type: ignore[attr-defined]
+        site.https_only.add("/secure")  # type: ignore[attr-defined]
+        site.page("/plain", "<h1>Downgraded</h1>")  # type: ignore[attr-defined]
+        out = await fetch(engine, f"https://{base}/secure")
+        assert out.status == "success", out.text()
+        text = out.text()
+        assert text.startswith(f"URL: http://{base}/plain\n")
+        assert f"Note: https://{base}/secure redirected from https:// to plain http://." in text
+        assert "# Downgraded" in text
+
+
 # --------------------------------------------------------------------------- errors
 
 
