@@ -23,6 +23,8 @@ class Request:
     params: dict[str, str]
     body: Any = None
     raw_query: str = ""
+    # Header names in lower case.
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,7 +79,8 @@ class JsonServer:
                         body = json.loads(raw)
                     except ValueError:
                         body = raw
-                request = Request(method, parts.path, params, body, parts.query)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = Request(method, parts.path, params, body, parts.query, headers)
                 with fake.lock:
                     fake.requests.append(request)
                 reply = fake.handle(request)

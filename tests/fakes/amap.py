@@ -5,13 +5,20 @@ What it reproduces, from Amap's Web Service API documentation:
 - the v3 envelope ``{"status": "1"|"0", "info": "OK"|<CODE>, "infocode": "10000"|...}``
   with string-typed numbers, and empty string fields written as ``[]``;
 - ``/v3/geocode/geo`` (``geocodes[]`` with ``formatted_address``, ``location`` "lng,lat",
-  ``level``, ``citycode``, ``adcode``…) and ``/v3/geocode/regeo``;
+  ``level``, ``citycode``, ``adcode``…) and ``/v3/geocode/regeo``. ``city`` (a Chinese
+  name with or without 市, a citycode or an adcode) is honoured as documented: matches in
+  that city come first, and when it has none the search is nationwide. A city named at
+  the start of the address (上海中山公园) or after a comma at its end (北京东路, 南京)
+  counts the same way when no ``city`` is given;
 - ``/v3/place/text`` and ``/v3/place/around`` with ``page``/``offset`` paging, ``count``,
-  ``offset`` above 25 refused, and at most 200 results per query (the documented cap;
-  ``result_cap=None`` lifts it to test the client's own page limit);
+  ``offset`` above 25 and ``page`` above 100 refused, and at most 200 results per query
+  (the documented cap; ``result_cap=None`` lifts it to test the client's own page limit);
+  ``place/text`` puts POIs of ``city`` first, or only those with ``citylimit=true``;
 - ``/v3/direction/driving|walking``, ``/v3/direction/transit/integrated`` (needs ``city``)
   and ``/v4/direction/bicycling`` (the v4 ``errcode``/``errmsg``/``data`` envelope);
-- ``/position`` (智能硬件定位, WiFi → location);
+- ``/position`` (智能硬件定位): WiFi (``accesstype=1``, ``macs`` with 2 to 30 entries)
+  or cell towers (``accesstype=0``, ``bts`` ``mcc,mnc,lac,cellid,signal``, ``cdma``,
+  ``network``) → location;
 - error codes: ``INVALID_USER_KEY`` 10001, ``DAILY_QUERY_OVER_LIMIT`` 10003,
   ``CUQPS_HAS_EXCEEDED_THE_LIMIT`` 10021, ``INVALID_PARAMS`` 20000,
   ``MISSING_REQUIRED_PARAMS`` 20001, ``OVER_DIRECTION_RANGE`` 20803…
@@ -71,11 +78,62 @@ GEOCODES: dict[str, GeoEntry] = {
     "上海": GeoEntry("上海市", "121.473701,31.230416", "省", "上海市", "", "", "021", "310000"),
     "外滩": GeoEntry("上海市黄浦区外滩", "121.490317,31.241701", "兴趣点", "上海市", "", "黄浦区", "021", "310101"),
     "乌鲁木齐": GeoEntry("新疆维吾尔自治区乌鲁木齐市", "87.616880,43.826630", "市", "新疆维吾尔自治区", "乌鲁木齐市", "", "0991", "650100"),
+    "南京": GeoEntry("江苏省南京市", "118.796877,32.060255", "市", "江苏省", "南京市", "", "025", "320100"),
 }  # fmt: skip
+
+# Addresses found in several cities (the first is the nationwide best match).
+HOMONYMS: list[tuple[str, GeoEntry]] = [
+    ("中山公园", GeoEntry("北京市东城区中山公园", "116.391097,39.910287", "兴趣点", "北京市", "", "东城区", "010", "110101")),
+    ("中山公园", GeoEntry("上海市长宁区中山公园", "121.417386,31.221517", "兴趣点", "上海市", "", "长宁区", "021", "310105")),
+    ("北京东路", GeoEntry("上海市黄浦区北京东路", "121.483126,31.242432", "道路", "上海市", "", "黄浦区", "021", "310101")),
+    ("北京东路", GeoEntry("江苏省南京市玄武区北京东路", "118.800972,32.060911", "道路", "江苏省", "南京市", "玄武区", "025", "320102")),
+    ("南京东路", GeoEntry("上海市黄浦区南京东路", "121.480237,31.237420", "道路", "上海市", "", "黄浦区", "021", "310101")),
+]  # fmt: skip
+ENTRIES: list[tuple[str, GeoEntry]] = [*GEOCODES.items(), *HOMONYMS]
 
 # The WiFi access points the fake positioning service knows.
 KNOWN_MACS = {"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02", "aa:bb:cc:dd:ee:03"}
 POSITION = "116.482086,39.990496"
+# The cell it knows: (mcc, mnc, lac, cellid).
+KNOWN_CELL = (460, 0, 4387, 72910925)
+CELL_POSITION = "116.480000,39.988000"
+
+
+def _city_names(entry: GeoEntry) -> set[str]:
+    names = {entry.citycode, entry.adcode}
+    for name in (entry.city, entry.province):
+        if name:
+            names |= {name, name.removesuffix("市").removesuffix("省")}
+    return names
+
+
+def in_city(entry: GeoEntry, city: str) -> bool:
+    """Whether ``entry`` lies in ``city`` (Chinese name, citycode or adcode)."""
+    if city.isdigit() and len(city) == 6:
+        prefix = city.rstrip("0") if city.endswith("0000") else city.removesuffix("00")
+        return entry.adcode.startswith(prefix)
+    return city in _city_names(entry)
+
+
+KNOWN_CITIES = sorted(
+    {n for _, e in ENTRIES for n in _city_names(e) if n and not n.isdigit()}, key=len, reverse=True
+)
+
+
+def split_city(address: str) -> tuple[str, str | None]:
+    """``上海中山公园`` → (``中山公园``, ``上海``); ``北京东路, 南京`` → (``北京东路``, ``南京``)."""
+    text = address.strip()
+    head, sep, tail = text.rpartition(",") if "," in text else text.rpartition("，")
+    if sep and tail.strip() in KNOWN_CITIES:
+        return head.strip(), tail.strip()
+    keys = {k for k, _ in ENTRIES}
+    if text in keys:
+        return text, None
+    for name in KNOWN_CITIES:
+        rest = text[len(name) :].removeprefix("市").strip()
+        if text.startswith(name) and rest in keys:
+            return rest, name
+    return text, None
 
 
 def _lnglat(text: str) -> tuple[float, float]:
@@ -223,10 +281,22 @@ class FakeAmap(JsonServer):
         address = r.params.get("address", "")
         if not address:
             return self._error("20001")
-        entry = GEOCODES.get(address)
-        if entry is None:
-            return OK | {"count": "0", "geocodes": []}
-        geocode = {
+        key, implied = split_city(address)
+        candidates = [e for k, e in ENTRIES if k == key]
+        for city in (r.params.get("city"), implied):
+            if city:
+                inside = [e for e in candidates if in_city(e, city)]
+                if inside:  # none in that city: nationwide, as documented
+                    candidates = inside
+                    break
+        return OK | {
+            "count": str(len(candidates)),
+            "geocodes": [self._geocode_item(e) for e in candidates],
+        }
+
+    @staticmethod
+    def _geocode_item(entry: GeoEntry) -> dict[str, Any]:
+        return {
             "formatted_address": entry.formatted_address,
             "country": "中国",
             "province": entry.province,
@@ -242,7 +312,6 @@ class FakeAmap(JsonServer):
             "location": entry.location,
             "level": entry.level,
         }
-        return OK | {"count": "1", "geocodes": [geocode]}
 
     def regeo(self, r: Request) -> dict[str, Any]:
         location = r.params.get("location", "")
@@ -309,11 +378,13 @@ class FakeAmap(JsonServer):
         if not keywords and not types:
             return self._error("20001")
         city = r.params.get("city", "")
-        hits = [
-            p
-            for p in self.pois
-            if self._matches(p, keywords, types) and (not city or p["adcode"].startswith(city[:2]))
-        ]
+        hits = [p for p in self.pois if self._matches(p, keywords, types)]
+        if city:
+            inside = [p for p in hits if poi_in_city(p, city)]
+            if r.params.get("citylimit") == "true":
+                hits = inside
+            else:  # documented: the city's results first, others may follow
+                hits = inside + [p for p in hits if p not in inside]
         return self._page(r, hits)
 
     def place_around(self, r: Request) -> dict[str, Any]:
@@ -443,9 +514,15 @@ class FakeAmap(JsonServer):
     # ------------------------------------------------------------ positioning
 
     def position(self, r: Request) -> dict[str, Any]:
-        if r.params.get("accesstype") != "1" or not r.params.get("macs"):
+        access = r.params.get("accesstype")
+        if access == "0":
+            return self._cell_position(r)
+        if access != "1" or not r.params.get("macs"):
             return self._error("20001")
-        macs = {part.split(",")[0].lower() for part in r.params["macs"].split("|") if part}
+        entries = [part for part in r.params["macs"].split("|") if part]
+        if len(entries) > 30:
+            return self._error("20000")
+        macs = {part.split(",")[0].lower() for part in entries}
         if len(macs & KNOWN_MACS) < 2:
             return OK | {"result": {"type": "0"}}
         return OK | {
@@ -464,3 +541,38 @@ class FakeAmap(JsonServer):
                 "poi": "望京SOHO",
             }
         }
+
+    def _cell_position(self, r: Request) -> dict[str, Any]:
+        p = r.params
+        if not p.get("bts") or p.get("cdma") not in ("0", "1") or not p.get("network"):
+            return self._error("20001")
+        try:
+            mcc, mnc, lac, cid = (int(x) for x in p["bts"].split(",")[:4])
+        except ValueError:
+            return self._error("20000")
+        if (mcc, mnc, lac, cid) != KNOWN_CELL:
+            return OK | {"result": {"type": "0"}}
+        return OK | {
+            "result": {
+                "type": "2",
+                "location": CELL_POSITION,
+                "radius": "550",
+                "desc": "北京市 朝阳区 望京街道",
+                "country": "中国",
+                "province": "北京市",
+                "city": "北京市",
+                "citycode": "010",
+                "adcode": "110105",
+            }
+        }
+
+
+def poi_in_city(poi: dict[str, Any], city: str) -> bool:
+    """Whether a POI lies in ``city`` (Chinese name, citycode or adcode)."""
+    if city.isdigit() and len(city) == 6:
+        prefix = city.rstrip("0") if city.endswith("0000") else city.removesuffix("00")
+        return str(poi["adcode"]).startswith(prefix)
+    if city.isdigit():
+        return poi["citycode"] == city
+    names = {str(poi.get(k) or "") for k in ("cityname", "pname")}
+    return any(n and (n == city or n.removesuffix("市") == city) for n in names)

@@ -1,6 +1,24 @@
-"""A fake Google Maps Platform (legacy web services + Geolocation API), documented JSON.
+"""A fake Google Maps Platform: legacy web services, Places API (New), Routes API, Geolocation.
 
 What it reproduces, from the Google Maps Platform documentation:
+
+- Places API (New) ``POST /v1/places:searchText`` and ``POST /v1/places:searchNearby``, and
+  Routes API ``POST /directions/v2:computeRoutes``: the key in ``X-Goog-Api-Key``, a
+  required response field mask in ``X-Goog-FieldMask`` (only the named fields come back;
+  ``nextPageToken`` too must be named), errors as ``{"error": {"code", "message",
+  "status", "details": [ErrorInfo {"reason"}]}}`` (``API_KEY_INVALID``, a missing field
+  mask, ``SERVICE_DISABLED`` when ``new_enabled`` is off). Text Search: ``textQuery``,
+  ``pageSize`` 1–20, ``includedType``, ``locationRestriction.rectangle`` (``low``/``high``;
+  a circle is refused), ``pageToken`` (the other fields must match the first request),
+  at most 60 results. Nearby Search: ``locationRestriction.circle`` (radius ≤ 50 000),
+  ``includedTypes``, ``maxResultCount`` 1–20, ``rankPreference``, no further pages.
+  computeRoutes: ``origin``/``destination``/``intermediates`` (``address`` or
+  ``location.latLng``), ``travelMode``; intermediates refused for ``TRANSIT``; more than 25
+  refused; a place it cannot geocode → no route, its ``geocodingResults`` entry carrying a
+  non-zero ``geocoderStatus.code``.
+- With ``legacy_enabled`` off, the legacy Places and Directions paths answer
+  ``REQUEST_DENIED`` with "You're calling a legacy API, which is not enabled for your
+  project", as for a Cloud project created after March 2025.
 
 - Geocoding ``/maps/api/geocode/json`` (``address=`` or ``latlng=``): ``results[]`` with
   ``formatted_address``, ``geometry.location {lat,lng}``, ``place_id``, ``types``; ``status``.
@@ -14,15 +32,22 @@ What it reproduces, from the Google Maps Platform documentation:
   more than 25 waypoints → ``MAX_WAYPOINTS_EXCEEDED``; an unknown place → ``NOT_FOUND``.
 - Statuses ``OK``, ``ZERO_RESULTS``, ``OVER_QUERY_LIMIT``, ``REQUEST_DENIED`` (with
   ``error_message``), ``INVALID_REQUEST``.
-- Geolocation ``POST /geolocation/v1/geolocate?key=``: ``{"location": {lat,lng},
-  "accuracy"}``, errors as ``{"error": {"errors": [{"domain", "reason", "message"}],
-  "code", "message"}}`` (``notFound`` 404, ``keyInvalid`` 400).
+- Geolocation ``POST /geolocation/v1/geolocate?key=``: ``wifiAccessPoints`` and/or
+  ``cellTowers`` → ``{"location": {lat,lng}, "accuracy"}``, errors as ``{"error": {"errors":
+  [{"domain", "reason", "message"}], "code", "message"}}`` (``notFound`` 404, ``keyInvalid``
+  400).
+
+Coordinates are WGS-84 outside mainland China; inside it (the "beijing" entry) they are
+GCJ-02, as Google's data there is.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
+import json
 import math
+import re
 import secrets
 import time
 from typing import Any
@@ -44,13 +69,25 @@ PLACES: dict[str, tuple[str, float, float, list[str]]] = {
                    25.0339639, 121.5644722, ["point_of_interest", "establishment"]),
     "台北101": ("110台灣台北市信義區信義路五段7號", 25.0339639, 121.5644722,
                ["point_of_interest", "establishment"]),
+    # GCJ-02, like Google's real answer (within metres of Amap's 116.407387,39.904179).
     "beijing": ("Beijing, China", 39.904211, 116.407395, ["locality", "political"]),
+    "shanghai": ("Shanghai, China", 31.230416, 121.473701, ["locality", "political"]),
     "eiffel tower": ("Av. Gustave Eiffel, 75007 Paris, France", 48.8583701, 2.2944813,
                      ["tourist_attraction", "point_of_interest", "establishment"]),
 }  # fmt: skip
 
 KNOWN_MACS = {"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02", "aa:bb:cc:dd:ee:03"}
 GEOLOCATION = {"lat": 37.4220936, "lng": -122.083922}
+# (mcc, mnc, lac, cellId) of the one cell tower the fake knows, and where it is.
+KNOWN_CELL = (460, 0, 4387, 72910925)
+CELL_LOCATION = {"lat": 39.9855, "lng": 116.4754}
+
+LEGACY_DENIED = (
+    "You're calling a legacy API, which is not enabled for your project. To get newer "
+    "features and more functionality, switch to the Places API (New) or Routes API. Learn "
+    "more: https://developers.google.com/maps/legacy#LegacyApiNotActivatedMapError"
+)
+NEW_PATHS = {"/v1/places:searchText", "/v1/places:searchNearby", "/directions/v2:computeRoutes"}
 
 
 def haversine(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
@@ -123,13 +160,21 @@ class FakeGoogleMaps(JsonServer):
         self.places = places if places is not None else default_places()
         self.token_delay = 0.3
         self._tokens: dict[str, tuple[float, list[dict[str, Any]], int]] = {}
+        # Places API (New) page tokens: token → (first request without paging fields, hits,
+        # start).
+        self._new_tokens: dict[str, tuple[str, list[dict[str, Any]], int]] = {}
         # status forced on every answer of a path (or "*"), with an optional error_message.
         self.fail: dict[str, tuple[str, str]] = {}
+        # A project created today has the new APIs and cannot enable the legacy ones.
+        self.new_enabled = True
+        self.legacy_enabled = True
 
     def handle(self, request: Request) -> Reply:
         p = request.params
         if request.path == "/geolocation/v1/geolocate":
             return self.geolocate(request)
+        if request.path in NEW_PATHS:
+            return self.new_api(request)
         empty = {"html_attributions": [], "results": []}
         if request.path.endswith("/directions/json"):
             empty = {"geocoded_waypoints": [], "routes": []}
@@ -137,6 +182,11 @@ class FakeGoogleMaps(JsonServer):
             empty = {"results": []}
         if p.get("key") != self.key:
             return Reply(200, _denied(empty))
+        legacy = request.path.startswith("/maps/api/place/") or request.path.endswith(
+            "/directions/json"
+        )
+        if legacy and not self.legacy_enabled:
+            return Reply(200, {**empty, "error_message": LEGACY_DENIED, "status": "REQUEST_DENIED"})
         forced = self.fail.get(request.path) or self.fail.get("*")
         if forced:
             status, message = forced
@@ -375,7 +425,302 @@ class FakeGoogleMaps(JsonServer):
             return Reply(400, {"error": {"code": 400, "message": "Parse Error", "errors": [
                 {"message": "Parse Error", "domain": "global", "reason": "parseError"}]}})  # fmt: skip
         macs = {ap.get("macAddress", "").lower() for ap in body.get("wifiAccessPoints") or []}
-        if len(macs & KNOWN_MACS) < 2:
-            return Reply(404, {"error": {"code": 404, "message": "Not Found", "errors": [
-                {"message": "Not Found", "domain": "geolocation", "reason": "notFound"}]}})  # fmt: skip
-        return Reply(200, {"location": GEOLOCATION, "accuracy": 24.0})
+        if len(macs & KNOWN_MACS) >= 2:
+            return Reply(200, {"location": GEOLOCATION, "accuracy": 24.0})
+        cells = {
+            (c.get("mobileCountryCode"), c.get("mobileNetworkCode"), c.get("locationAreaCode"),
+             c.get("cellId"))
+            for c in body.get("cellTowers") or []
+        }  # fmt: skip
+        if KNOWN_CELL in cells:
+            return Reply(200, {"location": CELL_LOCATION, "accuracy": 1200.0})
+        return Reply(404, {"error": {"code": 404, "message": "Not Found", "errors": [
+            {"message": "Not Found", "domain": "geolocation", "reason": "notFound"}]}})  # fmt: skip
+
+    # ------------------------------------------------------------ the new APIs
+
+    @staticmethod
+    def _rpc_error(code: int, status: str, message: str, reason: str = "") -> Reply:
+        error: dict[str, Any] = {"code": code, "message": message, "status": status}
+        if reason:
+            error["details"] = [{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                "domain": "googleapis.com", "metadata": {"service": "places.googleapis.com"},
+            }]  # fmt: skip
+        return Reply(code, {"error": error})
+
+    def new_api(self, r: Request) -> Reply:
+        if r.method != "POST":
+            return Reply(404, b"<html><body>Not Found</body></html>")
+        if r.headers.get("x-goog-api-key") != self.key:
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
+                "API_KEY_INVALID",
+            )  # fmt: skip
+        api = "Routes API" if "directions" in r.path else "Places API (New)"
+        service = "routes" if "directions" in r.path else "places"
+        if not self.new_enabled:
+            return self._rpc_error(
+                403, "PERMISSION_DENIED",
+                f"{api} has not been used in project 123456789 before or it is disabled. "
+                f"Enable it by visiting https://console.developers.google.com/apis/api/"
+                f"{service}.googleapis.com/overview?project=123456789 then retry.",
+                "SERVICE_DISABLED",
+            )  # fmt: skip
+        mask = r.headers.get("x-goog-fieldmask", "").strip()
+        if not mask:
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT",
+                "FieldMask is a required parameter. See https://cloud.google.com/apis/docs/"
+                "system-parameters on how to provide it. As an example, you can set the header "
+                "'X-Goog-FieldMask' to value 'places.displayName', 'places.id' to ask for the "
+                "display name and the ID of a place.",
+            )  # fmt: skip
+        body = r.body if isinstance(r.body, dict) else None
+        if body is None:
+            return self._rpc_error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+        handler = {
+            "/v1/places:searchText": self.search_text,
+            "/v1/places:searchNearby": self.search_nearby,
+            "/directions/v2:computeRoutes": self.compute_routes,
+        }[r.path]
+        reply = handler(body)
+        if reply.status == 200:
+            reply = Reply(200, apply_mask(reply.body, mask.split(",")))
+        return reply
+
+    @staticmethod
+    def _new_place(place: dict[str, Any]) -> dict[str, Any]:
+        """A legacy result as a Places API (New) ``Place``."""
+        loc = place["geometry"]["location"]
+        return {
+            "id": place["place_id"],
+            "displayName": {"text": place["name"], "languageCode": "en"},
+            "formattedAddress": place.get("formatted_address")
+            or place["vicinity"] + ", NY 10036, USA",
+            "location": {"latitude": loc["lat"], "longitude": loc["lng"]},
+            "rating": place["rating"],
+            "userRatingCount": place["user_ratings_total"],
+            "types": place["types"],
+            "primaryType": place["types"][0],
+            "currentOpeningHours": {"openNow": place["opening_hours"]["open_now"]},
+            "businessStatus": place["business_status"],
+        }
+
+    def search_text(self, body: dict[str, Any]) -> Reply:
+        query = str(body.get("textQuery") or "").strip()
+        if not query:
+            return self._rpc_error(400, "INVALID_ARGUMENT", "Empty text_query.")
+        size = int(body.get("pageSize") or body.get("maxResultCount") or 20)
+        if size < 1:
+            return self._rpc_error(400, "INVALID_ARGUMENT", "page_size must be positive.")
+        size = min(size, 20)
+        restriction = body.get("locationRestriction")
+        if restriction is not None and "rectangle" not in restriction:
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT",
+                "Invalid location_restriction: only a rectangle is supported.",
+            )  # fmt: skip
+        first = json.dumps(
+            {k: v for k, v in body.items() if k not in ("pageToken", "pageSize", "maxResultCount")},
+            sort_keys=True,
+        )
+        token = body.get("pageToken")
+        if token:
+            with self.lock:
+                entry = self._new_tokens.get(token)
+            if entry is None:
+                return self._rpc_error(400, "INVALID_ARGUMENT", "Invalid page_token.")
+            if entry[0] != first:
+                return self._rpc_error(
+                    400, "INVALID_ARGUMENT",
+                    "The request parameters do not match the initial request of the page token.",
+                )  # fmt: skip
+            hits, start = entry[1], entry[2]
+        else:
+            word = query.split(" in ")[0].strip()
+            hits = self._filter(word, str(body.get("includedType") or ""))
+            if restriction is not None:
+                rect = restriction["rectangle"]
+                low, high = rect["low"], rect["high"]
+                hits = [
+                    p for p in hits
+                    if low["latitude"] <= p["geometry"]["location"]["lat"] <= high["latitude"]
+                    and low["longitude"] <= p["geometry"]["location"]["lng"] <= high["longitude"]
+                ]  # fmt: skip
+            hits, start = hits[:60], 0
+        page = hits[start : start + size]
+        answer: dict[str, Any] = {"places": [self._new_place(p) for p in page]}
+        if start + size < len(hits):
+            new_token = secrets.token_urlsafe(24)
+            with self.lock:
+                self._new_tokens[new_token] = (first, hits, start + size)
+            answer["nextPageToken"] = new_token
+        return Reply(200, answer)
+
+    def search_nearby(self, body: dict[str, Any]) -> Reply:
+        try:
+            circle = body["locationRestriction"]["circle"]
+            lat = float(circle["center"]["latitude"])
+            lng = float(circle["center"]["longitude"])
+            radius = float(circle["radius"])
+        except (KeyError, TypeError, ValueError):
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT", "location_restriction (a circle) is required."
+            )
+        if not 0 < radius <= 50000:
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT", "Invalid radius: it must be in (0, 50000]."
+            )
+        count = int(body.get("maxResultCount") or 20)
+        if not 1 <= count <= 20:
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT", "max_result_count must be between 1 and 20."
+            )
+        types = [t for t in body.get("includedTypes") or [] if t]
+        hits = []
+        for p in self.places:
+            if types and not set(types) & set(p["types"]):
+                continue
+            loc = p["geometry"]["location"]
+            d = haversine(lat, lng, loc["lat"], loc["lng"])
+            if d <= radius:
+                hits.append((d, p))
+        if body.get("rankPreference") == "DISTANCE":
+            hits.sort(key=lambda h: h[0])
+        return Reply(200, {"places": [self._new_place(p) for _, p in hits[:count]]})
+
+    def compute_routes(self, body: dict[str, Any]) -> Reply:
+        mode = str(body.get("travelMode") or "DRIVE")
+        if mode not in ("DRIVE", "WALK", "BICYCLE", "TRANSIT", "TWO_WHEELER"):
+            return self._rpc_error(400, "INVALID_ARGUMENT", f"Invalid travel_mode: {mode}.")
+        if "origin" not in body or "destination" not in body:
+            return self._rpc_error(400, "INVALID_ARGUMENT", "Origin and destination must be set.")
+        intermediates = list(body.get("intermediates") or [])
+        if intermediates and mode == "TRANSIT":
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT",
+                "Intermediate waypoints are not supported for the TRANSIT travel mode.",
+            )  # fmt: skip
+        if len(intermediates) > 25:
+            return self._rpc_error(
+                400, "INVALID_ARGUMENT", "Too many intermediate waypoints (at most 25)."
+            )
+        waypoints = [body["origin"], *intermediates, body["destination"]]
+        found = [self._waypoint(w) for w in waypoints]
+
+        def geocoded(i: int, f: Any) -> dict[str, Any]:
+            status = {} if f else {"code": 5, "message": "Address not found."}
+            entry: dict[str, Any] = {"geocoderStatus": status}
+            if f:
+                entry |= {"type": f[3], "placeId": f"ChIJstop{i}"}
+            return entry
+
+        results: dict[str, Any] = {}
+        if any("address" in w for w in waypoints):
+            results = {"origin": geocoded(0, found[0]), "destination": geocoded(-1, found[-1])}
+            if intermediates:
+                results["intermediates"] = [
+                    geocoded(i, f) | {"intermediateWaypointRequestIndex": i - 1}
+                    for i, f in enumerate(found[1:-1], 1)
+                ]
+        if not all(found):
+            return Reply(200, {"geocodingResults": results})
+        legacy_mode = {"DRIVE": "driving", "WALK": "walking", "BICYCLE": "bicycling",
+                       "TRANSIT": "transit", "TWO_WHEELER": "driving"}[mode]  # fmt: skip
+        legs = []
+        for a, b in itertools.pairwise(found):
+            assert a and b
+            legs.append(_new_leg(self._leg(a, b, legacy_mode), mode))
+        route: dict[str, Any] = {
+            "legs": legs,
+            "distanceMeters": sum(leg["distanceMeters"] for leg in legs),
+            "duration": f"{sum(int(leg['duration'][:-1]) for leg in legs)}s",
+            "description": "7th Ave",
+            "polyline": {"encodedPolyline": "a~l~Fjk~uOwHJy@P"},
+        }
+        if mode == "TRANSIT":
+            route["travelAdvisory"] = {
+                "transitFare": {"currencyCode": "USD", "units": "2", "nanos": 900000000}
+            }
+            route["localizedValues"] = {"transitFare": {"text": "$2.90"}}
+        answer: dict[str, Any] = {"routes": [route]}
+        if results:
+            answer["geocodingResults"] = results
+        return Reply(200, answer)
+
+    def _waypoint(self, waypoint: Any) -> tuple[str, float, float, list[str]] | None:
+        if not isinstance(waypoint, dict):
+            return None
+        if "address" in waypoint:
+            return self._lookup(str(waypoint["address"]))
+        try:
+            ll = waypoint["location"]["latLng"]
+            lat, lng = float(ll["latitude"]), float(ll["longitude"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        return (f"{lat:.4f},{lng:.4f}", lat, lng, ["street_address"])
+
+
+def _new_leg(leg: dict[str, Any], mode: str) -> dict[str, Any]:
+    """A legacy Directions leg as a Routes API ``RouteLeg``."""
+    steps = []
+    for s in leg["steps"]:
+        step: dict[str, Any] = {
+            "distanceMeters": s["distance"]["value"],
+            "staticDuration": f"{s['duration']['value']}s",
+            "navigationInstruction": {
+                "maneuver": "DEPART",
+                "instructions": re.sub(r"<[^>]+>", "", s["html_instructions"].replace(
+                    '<div style="font-size:0.9em">', "\n")),
+            },
+            "travelMode": "TRANSIT" if "transit_details" in s else (
+                "WALK" if mode == "TRANSIT" else mode),
+        }  # fmt: skip
+        details = s.get("transit_details")
+        if details:
+            step["transitDetails"] = {
+                "stopDetails": {
+                    "arrivalStop": {"name": details["arrival_stop"]["name"]},
+                    "departureStop": {"name": details["departure_stop"]["name"]},
+                },
+                "headsign": details["headsign"],
+                "transitLine": {
+                    "name": details["line"]["name"],
+                    "nameShort": details["line"]["short_name"],
+                    "vehicle": {
+                        "name": {"text": details["line"]["vehicle"]["name"]},
+                        "type": details["line"]["vehicle"]["type"],
+                    },
+                },
+                "stopCount": details["num_stops"],
+            }
+        steps.append(step)
+    return {
+        "distanceMeters": leg["distance"]["value"],
+        "duration": f"{leg['duration']['value']}s",
+        "staticDuration": f"{leg['duration']['value']}s",
+        "startLocation": {"latLng": {"latitude": leg["start_location"]["lat"],
+                                     "longitude": leg["start_location"]["lng"]}},
+        "endLocation": {"latLng": {"latitude": leg["end_location"]["lat"],
+                                   "longitude": leg["end_location"]["lng"]}},
+        "steps": steps,
+    }  # fmt: skip
+
+
+def apply_mask(value: Any, paths: list[str]) -> Any:
+    """Only the fields a response field mask names (``places.displayName``, ``*``…)."""
+    paths = [p.strip() for p in paths]
+    if "*" in paths or "" in paths:  # the whole field is named
+        return copy.deepcopy(value)
+    if isinstance(value, list):
+        return [apply_mask(v, paths) for v in value]
+    if not isinstance(value, dict):
+        return copy.deepcopy(value)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = [p[len(key) + 1 :] if p != key else "" for p in paths
+               if p == key or p.startswith(key + ".")]  # fmt: skip
+        if sub:
+            out[key] = apply_mask(item, sub)
+    return out

@@ -13,11 +13,15 @@ Endpoints (v3 unless noted; responses have ``status`` "1"/"0", ``info`` and
 
 Every coordinate Amap takes or returns is GCJ-02, written ``lng,lat``.
 
-Paging: the page size (``offset``) is documented as "strongly advised not
-above 25, larger values may fail", and the docs state that one query can page
-through at most 200 results. So the seed's "1000 per page" cannot be had: this
-client asks for 25 per page and follows pages until Amap runs out, stopping
-at 20 pages (500 results) in any case.
+Paging (the search API's documentation, developer.amap.com → Web服务 API →
+搜索POI): ``offset`` (page size) is "strongly advised not above 25, larger
+values may fail" (强烈建议不超过25，若超过25可能造成访问报错), ``page`` goes up
+to 100 (最大翻页数100), and "one query can page through at most 200 results"
+(同请求参数翻页查询最多支持获取200条数据). So the seed's "1000 per page, 20
+pages ≈ 10 000 results" cannot be had: this client asks 25 per page and stops
+when Amap runs out or at the documented 200 results (8 pages), and says when
+Amap reports more matches than one query can reach. The v5 search
+(``page_size`` ≤ 25, ``page_num``) has the same 200-result cap.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from codev_ls.tools.location.cell import CellTower
 from codev_ls.tools.location.common import (
     GeocodeResult,
     LocationError,
@@ -41,7 +46,7 @@ from codev_ls.tools.location.common import (
     redact,
     text_of,
 )
-from codev_ls.tools.location.datum import GCJ02, LatLng
+from codev_ls.tools.location.datum import GCJ02, Datum, LatLng
 from codev_ls.tools.location.region import has_chinese, parse_coordinates
 
 DEFAULT_BASE_URL = "https://restapi.amap.com"
@@ -50,9 +55,13 @@ KEY_ENV = "AMAP_API_KEY"
 NAME = "Amap (高德)"
 
 PAGE_SIZE = 25
-MAX_PAGES = 20
 # "同请求参数翻页查询最多支持获取200条数据" (the search API's overview page).
 DOCUMENTED_CAP = 200
+# The documented highest ``page`` (最大翻页数100); the cap above is reached first.
+MAX_PAGE_NUMBER = 100
+MAX_PAGES = min(MAX_PAGE_NUMBER, -(-DOCUMENTED_CAP // PAGE_SIZE))
+# 智能硬件定位: "macs 必须填写2个及2个以上,30个以内的方可正常定位".
+MAX_MACS = 30
 TIMEOUT_S = 10.0
 # Retried once after a short pause: per-second limits and transient server trouble.
 _RETRY_CODES = frozenset({"10014", "10015", "10016", "10019", "10020", "10021", "20003"})
@@ -155,6 +164,11 @@ class Amap:
         self.http = services.service(NAME, base_url(), TIMEOUT_S)
         self._services = services
         self._progress = progress
+        self.notes: list[str] = []
+
+    def datum_at(self, point: LatLng) -> Datum:
+        """Amap speaks GCJ-02 everywhere."""
+        return GCJ02
 
     # ------------------------------------------------------------- transport
 
@@ -216,14 +230,17 @@ class Amap:
 
     async def resolve(self, text: str, city: str | None = None) -> GeocodeResult:
         """A place text or coordinates → a GCJ-02 point (geocoding, then POI search)."""
-        coords = parse_coordinates(text)
+        coords = parse_coordinates(text, "amap")
         if coords is not None:
             return GeocodeResult(address=text.strip(), point=coords.to(GCJ02))
         self._progress(f"Amap: geocoding {text}", {"provider": "amap", "step": "geocode"})
         found = await self.geocode(text, city)
         if found:
             return found[0]
-        # Landmarks and stations are often POIs rather than addresses.
+        return await self.find_poi(text, city)
+
+    async def find_poi(self, text: str, city: str | None = None) -> GeocodeResult:
+        """The best POI called ``text``: landmarks and stations are often POIs, not addresses."""
         data = await self._call(
             "/v3/place/text",
             {"keywords": text, "city": city, "offset": 1, "page": 1, "extensions": "base"},
@@ -305,8 +322,8 @@ class Amap:
             if reported is not None and len(places) >= reported:
                 break
         else:
-            if reported is None or len(places) < reported:
-                note = f"stopped after {MAX_PAGES} pages"
+            if reported is None:
+                note = f"stopped after {MAX_PAGES} pages ({DOCUMENTED_CAP} results, Amap's cap)"
         if not note and reported is not None and len(places) < reported:
             note = (
                 f"Amap gave {len(places)} of its {reported} matches: one query pages through "
@@ -351,18 +368,36 @@ class Amap:
 
     # ------------------------------------------------------------- positioning
 
-    async def wifi_locate(self, access_points: list[tuple[str, int, str]]) -> Position:
-        """WiFi positioning (智能硬件定位); ``access_points`` are (mac, dBm, ssid)."""
+    async def hw_locate(
+        self, access_points: list[tuple[str, int, str]], cells: list[CellTower] | None = None
+    ) -> Position:
+        """智能硬件定位: WiFi networks (``accesstype=1``) or cell towers (``accesstype=0``).
+
+        ``access_points`` are (mac, dBm, ssid); at most 30 are sent, the strongest.
+        Cells go as ``bts`` (``mcc,mnc,lac,cellid,signal``) and ``nearbts``. Amap's
+        documentation also lists ``imei`` as required for ``accesstype=0``; the
+        modem's IMEI is not sent (it identifies the device for good), so Amap may
+        refuse cell-only positioning, and ``locate`` then goes on to IP geolocation.
+        """
         http = self._services.service("Amap positioning", locate_url(), 8.0)
-        macs = "|".join(
-            f"{mac},{dbm},{ssid.replace(',', ' ').replace('|', ' ')}"
-            for mac, dbm, ssid in access_points
-        )
-        reply = await http.get(
-            "/position",
-            {"key": self.key, "accesstype": 1, "macs": macs, "output": "json"},
-            secrets=[self.key],
-        )
+        cells = cells or []
+        params: dict[str, Any] = {"key": self.key, "output": "json"}
+        if len(access_points) >= 2:
+            strongest = sorted(access_points, key=lambda ap: ap[1], reverse=True)[:MAX_MACS]
+            params["accesstype"] = 1
+            params["macs"] = "|".join(
+                f"{mac},{dbm},{ssid.replace(',', ' ').replace('|', ' ')}"
+                for mac, dbm, ssid in strongest
+            )
+        elif cells:
+            params.update(accesstype=0, cdma=0, network=_network(cells[0].radio))
+        else:
+            raise ProviderError(NAME, "Amap positioning needs 2 WiFi networks or a cell tower.")
+        if cells:
+            params["bts"] = _bts(cells[0])
+            if len(cells) > 1:
+                params["nearbts"] = "|".join(_bts(c) for c in cells[1:])
+        reply = await http.get("/position", params, secrets=[self.key])
         data = reply.data if isinstance(reply.data, dict) else {}
         if reply.status >= 400:
             raise ProviderError(NAME, f"Amap positioning answered HTTP {reply.status}.")
@@ -372,13 +407,36 @@ class Amap:
         result = data.get("result") or {}
         point = parse_lnglat(result.get("location"))
         if point is None or text_of(result.get("type")) == "0":
-            raise ProviderError(NAME, "Amap positioning found no position for these WiFi networks.")
+            what = "WiFi networks" if params["accesstype"] == 1 else "cell towers"
+            raise ProviderError(NAME, f"Amap positioning found no position for these {what}.")
+        how = "WiFi" if params["accesstype"] == 1 else "cell"
         return Position(
             point=point,
-            source=f"WiFi positioning by {NAME}",
+            source=f"{how} positioning by {NAME}",
             accuracy_m=number_of(result.get("radius")),
             label=text_of(result.get("desc")),
         )
+
+    async def wifi_locate(self, access_points: list[tuple[str, int, str]]) -> Position:
+        """WiFi positioning only (see :meth:`hw_locate`)."""
+        return await self.hw_locate(access_points, [])
+
+
+# ModemManager access technology → the ``network`` values Amap lists (GSM/GPRS/EDGE/
+# HSUPA/HSDPA/WCDMA); LTE and NR are not in Amap's list and are sent as such.
+_NETWORKS = {
+    "gsm": "GSM", "gprs": "GPRS", "edge": "EDGE", "umts": "WCDMA", "hsdpa": "HSDPA",
+    "hsupa": "HSUPA", "hspa": "HSDPA", "hspa-plus": "HSDPA", "lte": "LTE", "5gnr": "NR",
+}  # fmt: skip
+
+
+def _network(radio: str) -> str:
+    return _NETWORKS.get(radio, "GSM")
+
+
+def _bts(cell: CellTower) -> str:
+    signal = cell.dbm if cell.dbm is not None else -80
+    return f"{cell.mcc},{cell.mnc},{cell.lac},{cell.cell_id},{signal}"
 
 
 def _place(poi: dict[str, Any]) -> Place:

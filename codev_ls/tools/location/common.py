@@ -8,9 +8,11 @@ can act — fix the input, pick the other region, tell the user to set a key)::
     └── ProviderError    the provider answered with an error code, an HTTP error,
                          or not at all (timeout, unreachable)
 
-API keys travel in query strings (Amap and Google's web services take them no
-other way), so every message built here is scrubbed of them, and a filter on
-the ``httpx`` logger scrubs the request lines it logs.
+API keys travel in query strings (Amap and Google's older web services take
+them no other way; Google's newer Places and Routes APIs take a header), so
+every message built here is scrubbed of them, and a filter on the ``httpx``
+logger scrubs the request lines it logs. Redirects are never followed: the
+next hop would receive the key too.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ class HttpService:
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)),
             headers={"User-Agent": "codev-ls (Location tool)", "Accept": "application/json"},
-            follow_redirects=True,
+            # The key is in the URL (or a header): a redirect would hand it to another host.
+            follow_redirects=False,
         )
 
     async def get(
@@ -129,9 +132,17 @@ class HttpService:
         return await self._send("GET", path, params=params, secrets=tuple(secrets))
 
     async def post_json(
-        self, path: str, body: Any, params: dict[str, Any], *, secrets: Iterable[str] = ()
+        self,
+        path: str,
+        body: Any,
+        params: dict[str, Any],
+        *,
+        secrets: Iterable[str] = (),
+        headers: dict[str, str] | None = None,
     ) -> HttpReply:
-        return await self._send("POST", path, params=params, body=body, secrets=tuple(secrets))
+        return await self._send(
+            "POST", path, params=params, body=body, secrets=tuple(secrets), headers=headers
+        )
 
     async def _send(
         self,
@@ -141,12 +152,15 @@ class HttpService:
         params: dict[str, Any],
         secrets: tuple[str, ...],
         body: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> HttpReply:
         import httpx
 
         clean = {k: v for k, v in params.items() if v is not None and v != ""}
         try:
-            response = await self.client.request(method, path, params=clean, json=body)
+            response = await self.client.request(
+                method, path, params=clean, json=body, headers=headers
+            )
         except httpx.TimeoutException as exc:
             raise ProviderError(
                 self.name, f"{self.name} did not answer within {self.timeout:g} s."
@@ -156,6 +170,14 @@ class HttpService:
             raise ProviderError(
                 self.name, f"Could not reach {self.name} ({self.host}): {detail}"
             ) from exc
+        if response.is_redirect:
+            target = urlsplit(response.headers.get("Location", "")).netloc or "another address"
+            raise ProviderError(
+                self.name,
+                f"{self.name} answered with a redirect (HTTP {response.status_code}) to "
+                f"{redact(target, secrets)}; it was not followed, since the request carries "
+                "the API key. Check the service's base URL.",
+            )
         try:
             data = response.json()
         except ValueError:

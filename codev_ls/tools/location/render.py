@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from codev_ls.tools.location.common import GeocodeResult, Leg, Place, Position, Route, SearchResult
 from codev_ls.tools.location.datum import GCJ02, WGS84, LatLng, out_of_china
 
@@ -29,13 +31,25 @@ def point(p: LatLng | None) -> str:
     return p.text() if p is not None else "(no coordinates)"
 
 
-def datum_line(datum: str) -> str:
-    if datum == GCJ02:
+def datum_line(datums: str | Iterable[str]) -> str:
+    """One line on the datums of the points shown (each point also carries its tag)."""
+    found = {datums} if isinstance(datums, str) else set(datums)
+    if found == {GCJ02}:
         return (
-            "Coordinates are lat,lng in GCJ-02, China's legal datum used by Amap; pass them "
-            "back with the [GCJ-02] tag and they are converted when another service needs WGS-84."
+            "Coordinates are lat,lng in GCJ-02, China's legal datum (Amap's, and Google Maps' "
+            "inside mainland China); pass them back with the [GCJ-02] tag and they are "
+            "converted when another service needs WGS-84."
+        )
+    if GCJ02 in found:
+        return (
+            "Coordinates are lat,lng, each tagged with its datum: GCJ-02 (China's legal datum, "
+            "used inside mainland China) or WGS-84 (GPS); pass them back with the tag."
         )
     return "Coordinates are lat,lng in WGS-84 (GPS, Google Maps)."
+
+
+def _datums(points: Iterable[LatLng | None], default: str) -> set[str]:
+    return {p.datum for p in points if p is not None} or {default}
 
 
 def place_line(i: int, place: Place) -> str:
@@ -67,14 +81,14 @@ def search(provider: str, what: str, where: str, result: SearchResult, datum: st
         return f"{provider}: no places found for {what} {where} ({pages})."
     lines = [
         f"{provider}: {len(result.places)} places for {what} {where} ({pages}{total}{note}).",
-        datum_line(datum),
+        datum_line(_datums((p.point for p in result.places), datum)),
     ]
     lines += [place_line(i, p) for i, p in enumerate(result.places, 1)]
     return "\n".join(lines)
 
 
 def geocode(provider: str, query: str, results: list[GeocodeResult], datum: str) -> str:
-    lines = [f"{provider}: {query!r} →", datum_line(datum)]
+    lines = [f"{provider}: {query!r} →", datum_line(_datums((r.point for r in results), datum))]
     for i, r in enumerate(results[:MAX_GEOCODES], 1):
         line = f"{i}. {r.address} — {point(r.point)}"
         if r.point.datum == GCJ02 and not out_of_china(r.point.lat, r.point.lng):

@@ -26,6 +26,7 @@ from codev_ls.engine.tool import (
 )
 from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools.location import amap, google, render
+from codev_ls.tools.location.cell import scan_cells
 from codev_ls.tools.location.common import (
     GeocodeResult,
     Leg,
@@ -35,9 +36,14 @@ from codev_ls.tools.location.common import (
     Position,
     ProviderError,
 )
-from codev_ls.tools.location.datum import out_of_china
+from codev_ls.tools.location.datum import LatLng, out_of_china
 from codev_ls.tools.location.ip import locate_by_ip
-from codev_ls.tools.location.region import RegionChoice, detect_region, parse_coordinates
+from codev_ls.tools.location.region import (
+    RegionChoice,
+    city_of,
+    detect_region,
+    parse_coordinates,
+)
 from codev_ls.tools.location.wifi import scan_wifi
 
 # The whole use, however many pages and legs, ends within this.
@@ -51,8 +57,8 @@ PROMPT = """\
 Looks up places and routes on a map: Amap (高德地图) in mainland China, Google Maps elsewhere.
 
 Actions (`action`):
-- `locate`: where this computer is: WiFi positioning when the machine can scan WiFi, else \
-IP geolocation (city level). Needs nothing else.
+- `locate`: where this computer is: WiFi (or, with a mobile broadband modem, cell) \
+positioning when the machine can scan, else IP geolocation (city level). Needs nothing else.
 - `geocode`: `location` (an address or place name) → coordinates; coordinates → address.
 - `search_places`: places matching `query` and/or `type` near `location` (within `radius` \
 metres, default 5000) or inside it when `location` is a city or district. Every page the \
@@ -62,15 +68,15 @@ walking, transit, bicycling): distance, duration and the main steps.
 - `plan_trip`: from `location` through each of `waypoints` in order to `destination` (or to \
 the last waypoint): every leg and the totals.
 
-Provider: Chinese text or a mainland Chinese city name, also in Latin script ("Beijing", \
-"Hangzhou East Station"), goes to Amap; everything else — Hong Kong, Macau and Taiwan \
-included — to Google Maps. Force one with `region` ("cn" = Amap, "intl" = Google). For \
+Provider: Chinese text or a mainland Chinese city, province or well-known district name, also \
+in Latin script ("Beijing", "Hangzhou East Station", "Xidan"), goes to Amap; everything else \
+— Hong Kong, Macau and Taiwan included — to Google Maps. Force one with `region` ("cn" = Amap, "intl" = Google). For \
 mainland places Chinese names work best (杭州东站 rather than Hangzhou East Station).
 
-Coordinates are "lat,lng" followed by their datum: [GCJ-02] (Amap; China's legal datum) or \
-[WGS-84] (GPS; Google). Pass coordinates back exactly as shown, tag included: the tool \
-converts them when a point moves from one provider to the other. Untagged coordinates are \
-taken as WGS-84.
+Coordinates are "lat,lng" followed by their datum: [GCJ-02] (China's legal datum: Amap, and \
+Google Maps inside mainland China) or [WGS-84] (GPS; Google elsewhere). Pass coordinates back \
+exactly as shown, tag included: the tool converts them when a point moves to a service that \
+uses the other datum. Untagged coordinates are taken as WGS-84.
 
 Results give names, addresses, coordinates, distances and ratings. For reviews, opening \
 hours, prices or travel tips, follow up with WebSearch (the place name and city plus \
@@ -87,7 +93,10 @@ class LocationInput(BaseModel):
         default=None,
         description="The place: an address, a place name, or 'lat,lng' coordinates (with a "
         "[GCJ-02] or [WGS-84] tag when known). The start of a route or trip, the centre or "
-        "area of a search. Required for every action except locate.",
+        "area of a search. Required for every action except locate. Coordinates are read as "
+        "lat,lng; a first number above 90 means lng,lat; when both numbers could be a "
+        "latitude and only the lng,lat reading lies in China (87.6,43.8 is Ürümqi in Amap's "
+        "lng,lat order), Amap reads them as lng,lat.",
     )
     destination: str | None = Field(
         default=None,
@@ -178,8 +187,8 @@ class LocationTool(Tool):
 
     def permission_subject(self, input: LocationInput, ctx: ToolUseContext) -> PermissionSubject:
         detail = (
-            "Sends the place names (and for locate: this machine's IP address and visible "
-            "WiFi networks) to Amap, Google Maps or IP geolocation services."
+            "Sends the place names (and for locate: this machine's IP address, visible WiFi "
+            "networks and its modem's cell) to Amap, Google Maps or IP geolocation services."
         )
         return PermissionSubject(summary=self.render_tool_use_message(input), detail=detail)
 
@@ -224,8 +233,9 @@ class LocationTool(Tool):
             raise LocationError(
                 f"The location lookup took longer than {OVERALL_TIMEOUT_S:g} s and was stopped."
             ) from exc
-        if run.notes:
-            text += "\n" + "\n".join(f"Note: {n}" for n in run.notes)
+        notes = [*run.notes, *(run.provider.notes if run.provider is not None else [])]
+        if notes:
+            text += "\n" + "\n".join(f"Note: {n}" for n in notes)
         return ToolResult(text, meta={"provider": run.provider_id, "region": run.region})
 
 
@@ -244,6 +254,7 @@ class _Run:
         self.notes: list[str] = []
         self.provider_id = ""
         self.region = ""
+        self.provider: Provider | None = None
 
     def progress(self, message: str, data: dict[str, Any]) -> None:
         self.on_progress(Progress(type="LocationToolProgress", message=message, data=data))
@@ -297,16 +308,17 @@ class _Run:
         return google.Google(self.services, key, self.progress, self.input.language)
 
     def note_conversions(self, provider: Provider) -> None:
-        """Say which input coordinates were moved to the provider's datum."""
+        """Say which input coordinates were moved to the datum the provider uses there."""
         for text in self._place_texts():
-            point = parse_coordinates(text) if text else None
-            if point is None or point.datum == provider.datum:
+            point = _coordinates(provider, text) if text else None
+            if point is None or out_of_china(point.lat, point.lng):
                 continue
-            if out_of_china(point.lat, point.lng):
+            target = provider.datum_at(point)
+            if point.datum == target:
                 continue
             self.notes.append(
-                f"{point.text()} was converted to {provider.datum} for {provider.name}: "
-                f"{point.to(provider.datum).text()}."
+                f"{point.text()} was converted to {target} for {provider.name}: "
+                f"{point.to(target).text()}."
             )
 
     # ------------------------------------------------------------ actions
@@ -315,6 +327,7 @@ class _Run:
         if self.input.action == "locate":
             return await self.locate()
         choice, provider = self.choose()
+        self.provider = provider
         self.region = choice.region
         self.note_conversions(provider)
         action = self.input.action
@@ -326,20 +339,21 @@ class _Run:
             return await self.directions(provider, choice)
         return await self.trip(provider, choice)
 
-    async def _resolve(self, provider: Provider, text: str, choice: RegionChoice) -> GeocodeResult:
+    async def _resolve(self, provider: Provider, text: str) -> GeocodeResult:
+        """A place text → a point; Amap scoped to the city this very text names."""
         if isinstance(provider, amap.Amap):
-            return await provider.resolve(text, choice.city)
+            return await provider.resolve(text, city_of(text))
         return await provider.resolve(text)
 
     async def geocode(self, provider: Provider, choice: RegionChoice) -> str:
         text = (self.input.location or "").strip()
-        coords = parse_coordinates(text)
+        coords = _coordinates(provider, text)
         if coords is not None:
             found = [await provider.reverse_geocode(coords)]
         elif isinstance(provider, amap.Amap):
-            found = await provider.geocode(text, choice.city) or [
-                await provider.resolve(text, choice.city)
-            ]
+            city = city_of(text)
+            # One geocoding request; on a miss the POI search (no second geocode).
+            found = await provider.geocode(text, city) or [await provider.find_poi(text, city)]
         else:
             found = await provider.geocode(text)
         if not found:
@@ -349,7 +363,7 @@ class _Run:
     async def search(self, provider: Provider, choice: RegionChoice) -> str:
         i = self.input
         where_text = (i.location or "").strip()
-        center = await self._resolve(provider, where_text, choice)
+        center = await self._resolve(provider, where_text)
         if isinstance(provider, amap.Amap):
             result = await provider.search(i.query, i.type, center, i.radius)
         else:
@@ -370,8 +384,8 @@ class _Run:
         mode = i.mode or "driving"
         start, end = (i.location or "").strip(), (i.destination or "").strip()
         if isinstance(provider, amap.Amap):
-            origin = await provider.resolve(start, choice.city)
-            dest = await provider.resolve(end, choice.city)
+            origin = await self._resolve(provider, start)
+            dest = await self._resolve(provider, end)
             self.progress(f"Amap: planning the {mode} route", {"provider": "amap", "step": "route"})
             route = await provider.route(origin, dest, mode)
             return render.directions(provider.name, mode, origin.address, dest.address, route)
@@ -387,7 +401,7 @@ class _Run:
         if not _blank(i.destination):
             stops.append((i.destination or "").strip())
         if isinstance(provider, amap.Amap):
-            points = [await provider.resolve(s, choice.city) for s in stops]
+            points = [await self._resolve(provider, s) for s in stops]
             legs = []
             for n, (a, b) in enumerate(itertools.pairwise(points), 1):
                 self.progress(
@@ -418,7 +432,7 @@ class _Run:
         return render.trip(provider.name, mode, stops, legs, how)
 
     async def locate(self) -> str:
-        """Provider WiFi positioning when available, then IP geolocation services in turn."""
+        """Provider WiFi/cell positioning when available, then IP geolocation services in turn."""
         i = self.input
         tried: list[str] = []
         amap_key = os.environ.get(amap.KEY_ENV, "").strip()
@@ -434,24 +448,30 @@ class _Run:
             providers.reverse()  # Google first unless the user works in Chinese
         position: Position | None = None
         if providers:
-            self.progress("Scanning WiFi networks", {"step": "wifi"})
-            scan = await scan_wifi()
-            if len(scan.access_points) >= 2:
+            self.progress("Scanning WiFi networks and the mobile network cell", {"step": "scan"})
+            wifi, cells = await asyncio.gather(scan_wifi(), scan_cells())
+            access_points = wifi.access_points if len(wifi.access_points) >= 2 else []
+            if not access_points:
+                tried.append(f"WiFi positioning skipped: {wifi.note}")
+            if not cells.towers:
+                tried.append(cells.note)
+            if access_points or cells.towers:
+                what = "WiFi" if access_points else "cell"
                 for provider in providers:
                     self.progress(
-                        f"WiFi positioning with {provider.name}",
-                        {"step": "wifi", "provider": provider.name},
+                        f"{what} positioning with {provider.name}",
+                        {"step": what.lower(), "provider": provider.name},
                     )
                     try:
-                        position = await provider.wifi_locate(scan.access_points)
+                        position = await provider.hw_locate(access_points, cells.towers)
                         self.provider_id = "amap" if isinstance(provider, amap.Amap) else "google"
                         break
                     except ProviderError as exc:
                         tried.append(exc.message)
-            else:
-                tried.append(f"WiFi positioning skipped: {scan.note}")
         else:
-            tried.append("WiFi positioning skipped: it needs AMAP_API_KEY or GOOGLE_MAPS_API_KEY")
+            tried.append(
+                "WiFi and cell positioning skipped: they need AMAP_API_KEY or GOOGLE_MAPS_API_KEY"
+            )
         if position is None:
             position = await locate_by_ip(self.services, i.language, tried, self.progress)
             self.provider_id = "ip"
@@ -460,10 +480,16 @@ class _Run:
         return render.position(position, tried)
 
 
+def _coordinates(provider: Provider, text: str) -> LatLng | None:
+    """``text`` as coordinates, in the order the provider's users write them (Amap: lng,lat)."""
+    return parse_coordinates(text, "amap" if isinstance(provider, amap.Amap) else "latlng")
+
+
 def _google_stops(texts: list[str]) -> list[str]:
-    """Place texts as Google's Directions takes them: coordinates in WGS-84 ``lat,lng``."""
+    """Place texts as Google's route services take them: coordinates as ``lat,lng`` in the
+    datum Google uses at that place (GCJ-02 inside mainland China, WGS-84 elsewhere)."""
     out = []
     for text in texts:
         point = parse_coordinates(text)
-        out.append(point.to("WGS-84").latlng() if point is not None else text)
+        out.append(google.on_wire(point).latlng() if point is not None else text)
     return out

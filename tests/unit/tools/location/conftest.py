@@ -1,8 +1,8 @@
 """Fixtures for the Location tool: fake services on 127.0.0.1, an Engine, a runner.
 
 No test may reach the internet: every base URL the tool knows is pointed at a
-closed local port unless a test starts the matching fake. WiFi scanning is off
-unless a test turns it on with a fake ``nmcli``.
+closed local port unless a test starts the matching fake. WiFi and cell
+scanning are off unless a test turns them on with a fake ``nmcli``/``mmcli``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ URL_VARS = (
     "AMAP_BASE_URL",
     "AMAP_LOCATE_BASE_URL",
     "GOOGLE_MAPS_BASE_URL",
+    "GOOGLE_PLACES_BASE_URL",
+    "GOOGLE_ROUTES_BASE_URL",
     "GOOGLE_GEOLOCATION_BASE_URL",
     "IP_API_BASE_URL",
     "IPINFO_BASE_URL",
@@ -46,9 +48,16 @@ URL_VARS = (
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in URL_VARS:
         monkeypatch.setenv(var, CLOSED)
-    for var in ("AMAP_API_KEY", "GOOGLE_MAPS_API_KEY", "IPINFO_TOKEN", "CODEV_LOCATION_TIMEOUT"):
+    for var in (
+        "AMAP_API_KEY",
+        "GOOGLE_MAPS_API_KEY",
+        "GOOGLE_MAPS_API",
+        "IPINFO_TOKEN",
+        "CODEV_LOCATION_TIMEOUT",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("CODEV_LOCATION_WIFI", "0")
+    monkeypatch.setenv("CODEV_LOCATION_CELL", "0")
     monkeypatch.setenv("GOOGLE_MAPS_PAGETOKEN_DELAY", "0.1")
     monkeypatch.setenv("LANG", "C.UTF-8")
 
@@ -68,8 +77,13 @@ def amap(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAmap]:
 def google(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGoogleMaps]:
     fake = FakeGoogleMaps(GOOGLE_KEY)
     url = fake.start()
-    monkeypatch.setenv("GOOGLE_MAPS_BASE_URL", url)
-    monkeypatch.setenv("GOOGLE_GEOLOCATION_BASE_URL", url)
+    for var in (
+        "GOOGLE_MAPS_BASE_URL",
+        "GOOGLE_PLACES_BASE_URL",
+        "GOOGLE_ROUTES_BASE_URL",
+        "GOOGLE_GEOLOCATION_BASE_URL",
+    ):
+        monkeypatch.setenv(var, url)
     monkeypatch.setenv("GOOGLE_MAPS_API_KEY", GOOGLE_KEY)
     yield fake
     fake.stop()
@@ -118,6 +132,54 @@ def fake_nmcli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("CODEV_LOCATION_WIFI", "1")
     return data
+
+
+# ``mmcli -K -m any --location-get`` and ``mmcli -K -m any`` of a modem on a 3G cell.
+MMCLI_LOCATION = """\
+modem.location.3gpp.mcc                 : 460
+modem.location.3gpp.mnc                 : 0
+modem.location.3gpp.lac                 : 1123
+modem.location.3gpp.tac                 : --
+modem.location.3gpp.cid                 : 0458884D
+modem.location.gps.utc                  : --
+"""
+MMCLI_GENERIC = """\
+modem.dbus-path                                 : /org/freedesktop/ModemManager1/Modem/0
+modem.generic.state                             : connected
+modem.generic.access-technologies.length        : 1
+modem.generic.access-technologies.value[1]      : umts
+modem.generic.signal-quality.value              : 60
+modem.generic.signal-quality.recent             : yes
+"""
+
+
+@pytest.fixture
+def fake_mmcli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real ``mmcli`` executable on PATH; ``exit`` in its folder makes it fail (no modem)."""
+    folder = tmp_path / "mmbin"
+    folder.mkdir()
+    (folder / "location.txt").write_text(MMCLI_LOCATION)
+    (folder / "generic.txt").write_text(MMCLI_GENERIC)
+    script = folder / "mmcli"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys\n"
+        f"folder = {str(folder)!r}\n"
+        "if os.path.exists(os.path.join(folder, 'exit')):\n"
+        "    sys.stderr.write('error: couldn\\'t find modem\\n'); sys.exit(1)\n"
+        "name = 'location.txt' if '--location-get' in sys.argv else 'generic.txt'\n"
+        "sys.stdout.write(open(os.path.join(folder, name)).read())\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("CODEV_LOCATION_CELL", "1")
+    return folder
+
+
+@pytest.fixture
+def legacy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Use Google's legacy Places and Directions APIs (``GOOGLE_MAPS_API=legacy``)."""
+    monkeypatch.setenv("GOOGLE_MAPS_API", "legacy")
 
 
 @dataclass

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from codev_ls.tools.location.amap import DOCUMENTED_CAP, MAX_PAGES, PAGE_SIZE
+from codev_ls.tools.location.amap import DOCUMENTED_CAP, MAX_PAGE_NUMBER, MAX_PAGES, PAGE_SIZE
 from codev_ls.tools.location.datum import wgs84_to_gcj02
 from tests.fakes.amap import make_poi
 from tests.unit.tools.location.conftest import AMAP_KEY
@@ -92,12 +92,13 @@ async def test_search_in_a_city_stops_at_the_documented_cap(run, amap) -> None:
     assert out.status == "success", out.text()
     calls = amap.calls("/v3/place/text")
     assert calls[-1].params["city"] == "110000" and calls[-1].params["citylimit"] == "true"
-    assert len(calls) == DOCUMENTED_CAP // PAGE_SIZE + 1  # the last page comes back empty
+    # 8 full pages of 25 reach the documented 200; no 9th request that could only be empty.
+    assert len(calls) == DOCUMENTED_CAP // PAGE_SIZE == MAX_PAGES == 8
     assert f"{DOCUMENTED_CAP} places" in out.text()
     assert "300 matches" in out.text() and "narrow the search" in out.text()
 
 
-async def test_search_stops_after_twenty_pages(run, amap) -> None:
+async def test_search_never_pages_past_the_documented_limits(run, amap) -> None:
     amap.result_cap = None  # pretend Amap would go on for ever
     amap.pois = [
         make_poi(i, f"咖啡馆{i}", "餐饮服务;咖啡厅;咖啡厅", "050500", 116.4, 39.9, "110105", None)
@@ -105,9 +106,12 @@ async def test_search_stops_after_twenty_pages(run, amap) -> None:
     ]
     out = await run(action="search_places", location="北京", query="咖啡")
     assert out.status == "success", out.text()
-    assert len(amap.calls("/v3/place/text")) == MAX_PAGES
-    assert f"{MAX_PAGES * PAGE_SIZE} places" in out.text()
-    assert f"stopped after {MAX_PAGES} pages" in out.text()
+    calls = amap.calls("/v3/place/text")
+    assert len(calls) == MAX_PAGES
+    assert all(int(c.params["page"]) <= MAX_PAGE_NUMBER for c in calls)
+    assert all(int(c.params["offset"]) <= 25 for c in calls)
+    assert f"{DOCUMENTED_CAP} places" in out.text()
+    assert "Amap gave 200 of its 700 matches" in out.text()
 
 
 async def test_search_by_type_passes_the_amap_type_filter(run, amap) -> None:
@@ -204,6 +208,15 @@ async def test_latin_city_names_go_to_amap_and_a_miss_suggests_the_chinese_name(
     assert "杭州东站" in out.text() and "region='intl'" in out.text()
 
 
+async def test_geocoding_a_poi_asks_the_geocoder_once_then_the_poi_search(run, amap) -> None:
+    out = await run(action="geocode", location="星巴克咖啡(西单2店)")
+    assert out.status == "success", out.text()
+    assert len(amap.calls("/v3/geocode/geo")) == 1
+    (poi,) = amap.calls("/v3/place/text")
+    assert poi.params["keywords"] == "星巴克咖啡(西单2店)" and poi.params["city"] == "北京"
+    assert "星巴克咖啡(西单2店)" in out.text() and "兴趣点" in out.text()
+
+
 async def test_a_poi_is_found_when_geocoding_misses(run, amap) -> None:
     out = await run(
         action="search_places", location="星巴克咖啡(西单2店)", query="火锅", radius=2000
@@ -217,3 +230,73 @@ async def test_a_poi_is_found_when_geocoding_misses(run, amap) -> None:
 async def test_the_key_is_sent_to_amap(run, amap) -> None:
     await run(action="geocode", location="西单")
     assert all(r.params.get("key") == AMAP_KEY for r in amap.requests)
+
+
+# ------------------------------------------------------------------ the city of each text
+
+
+async def test_each_stop_of_a_trip_is_geocoded_in_its_own_city(run, amap) -> None:
+    out = await run(action="plan_trip", location="北京", waypoints=["上海"], destination="杭州东站")
+    assert out.status == "success", out.text()
+    geo = amap.calls("/v3/geocode/geo")
+    assert [(c.params["address"], c.params.get("city")) for c in geo] == [
+        ("北京", "北京"),
+        ("上海", "上海"),
+        ("杭州东站", "杭州"),
+    ]
+    assert "Leg 2: 上海市 → 浙江省杭州市上城区杭州东站" in out.text()
+
+
+async def test_a_street_named_after_a_city_does_not_scope_the_lookup(run, amap) -> None:
+    out = await run(action="geocode", location="Nanjing Road, Shanghai")
+    assert out.status == "error"  # the fake knows Chinese names only
+    (geo,) = amap.calls("/v3/geocode/geo")
+    assert geo.params["city"] == "上海"
+    assert amap.calls("/v3/place/text")[0].params["city"] == "上海"
+
+
+async def test_the_trailing_city_wins_over_the_city_in_a_street_name(run, amap) -> None:
+    out = await run(action="geocode", location="北京东路, 南京")
+    assert out.status == "success", out.text()
+    assert amap.calls("/v3/geocode/geo")[0].params["city"] == "南京"
+    assert "江苏省南京市玄武区北京东路" in out.text()
+    assert "上海市黄浦区北京东路" not in out.text()
+
+
+async def test_homonyms_resolve_in_the_city_each_text_names(run, amap) -> None:
+    out = await run(action="get_directions", location="北京中山公园", destination="上海中山公园")
+    assert out.status == "success", out.text()
+    geo = amap.calls("/v3/geocode/geo")
+    assert [c.params.get("city") for c in geo] == ["北京", "上海"]
+    (route,) = amap.calls("/v3/direction/driving")
+    assert route.params["origin"] == "116.391097,39.910287"
+    assert route.params["destination"] == "121.417386,31.221517"
+    assert "北京市东城区中山公园 → 上海市长宁区中山公园" in out.text()
+
+
+async def test_the_fake_honours_city_as_amap_does(run, amap) -> None:
+    """A ``city`` with matches keeps only those; a ``city`` without falls back nationwide."""
+    both = await run(action="geocode", location="中山公园")  # no city named: nationwide
+    assert "北京市东城区中山公园" in both.text() and "上海市长宁区中山公园" in both.text()
+    assert amap.calls("/v3/geocode/geo")[-1].params.get("city") is None
+    shanghai = await run(action="geocode", location="上海中山公园")
+    assert "上海市长宁区中山公园" in shanghai.text()
+    assert "北京市东城区中山公园" not in shanghai.text()
+    assert amap.calls("/v3/geocode/geo")[-1].params["city"] == "上海"
+
+
+@pytest.mark.parametrize(
+    ("location", "sent"),
+    [
+        ("87.616880,43.826630 [GCJ-02]", "87.616880,43.826630"),  # Ürümqi, Amap's lng,lat
+        ("43.826630,87.616880 [GCJ-02]", "87.616880,43.826630"),  # the same, lat,lng
+        ("116.397499,39.908722 [GCJ-02]", "116.397499,39.908722"),  # first number > 90
+    ],
+)
+async def test_amap_reads_western_china_in_its_own_lng_lat_order(
+    run, amap, location: str, sent: str
+) -> None:
+    out = await run(action="geocode", location=location)
+    assert out.status == "success", out.text()
+    assert out.meta["provider"] == "amap"
+    assert amap.calls("/v3/geocode/regeo")[0].params["location"] == sent

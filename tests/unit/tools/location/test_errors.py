@@ -48,7 +48,7 @@ async def test_no_amap_key_for_a_chinese_place(run) -> None:
     out = await run(action="geocode", location="西单")
     assert out.status == "error"
     text = out.text()
-    assert "goes to Amap (高德地图) because the text is Chinese" in text
+    assert "goes to Amap (高德地图) because a mainland Chinese place is named" in text
     assert "AMAP_API_KEY is not set" in text and "「Web服务」" in text and "lbs.amap.com" in text
     assert "region='intl'" in text
 
@@ -58,7 +58,8 @@ async def test_no_google_key_for_a_place_abroad(run) -> None:
     assert out.status == "error"
     text = out.text()
     assert "GOOGLE_MAPS_API_KEY is not set" in text
-    assert "Geocoding API, Places API and Directions API" in text and "Create credentials" in text
+    assert "Geocoding API, Places API (New) and Routes API" in text
+    assert "Create credentials" in text
 
 
 async def test_a_forced_region_without_its_key_does_not_fall_back(run, google) -> None:
@@ -153,12 +154,31 @@ async def test_google_statuses_become_clear_messages(run, google, status, messag
     assert needle in out.text()
 
 
-async def test_a_wrong_google_key(run, google, monkeypatch) -> None:
+async def test_a_wrong_google_key(run, google, monkeypatch, legacy) -> None:
     monkeypatch.setenv("GOOGLE_MAPS_API_KEY", "AIzaWRONG-wrong-wrong-123")
     out = await run(action="search_places", location="40.7580,-73.9855", query="coffee")
     assert out.status == "error"
     assert "REQUEST_DENIED" in out.text() and "The provided API key is invalid." in out.text()
     assert "AIzaWRONG" not in out.text()
+
+
+async def test_a_redirect_is_not_followed_with_the_key(run, amap) -> None:
+    """The key rides in the query string: following a redirect would hand it to another host."""
+    from tests.fakes.amap import FakeAmap
+
+    elsewhere = FakeAmap(AMAP_KEY)
+    url = elsewhere.start()
+    try:
+        amap.raw_reply = Reply(
+            302, b"", headers={"Location": f"{url}/v3/geocode/geo?address=x&key={AMAP_KEY}"}
+        )
+        out = await run(action="geocode", location="西单")
+    finally:
+        elsewhere.stop()
+    assert out.status == "error"
+    assert "answered with a redirect (HTTP 302)" in out.text() and "not followed" in out.text()
+    assert not elsewhere.requests
+    assert AMAP_KEY not in out.text()
 
 
 # ------------------------------------------------------------------ transport

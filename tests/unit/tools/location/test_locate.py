@@ -1,9 +1,10 @@
-"""locate: provider WiFi positioning first, then three IP services in turn."""
+"""locate: provider WiFi/cell positioning first, then three IP services in turn."""
 
 from __future__ import annotations
 
+from codev_ls.tools.location.cell import CellTower, parse_cell, parse_keyvalue
 from codev_ls.tools.location.wifi import parse_netsh, parse_nmcli, percent_to_dbm
-from tests.unit.tools.location.conftest import NMCLI_OUTPUT
+from tests.unit.tools.location.conftest import MMCLI_GENERIC, MMCLI_LOCATION, NMCLI_OUTPUT
 
 
 async def test_the_first_ip_service_answers(run, ipgeo) -> None:
@@ -15,7 +16,9 @@ async def test_the_first_ip_service_answers(run, ipgeo) -> None:
     assert "37.419200,-122.057400 [WGS-84]" in text
     assert "city level" in text
     assert len(ipgeo.ip_api.requests) == 1 and not ipgeo.ipinfo.requests
-    assert "needs AMAP_API_KEY or GOOGLE_MAPS_API_KEY" in text
+    assert (
+        "WiFi and cell positioning skipped: they need AMAP_API_KEY or GOOGLE_MAPS_API_KEY" in text
+    )
 
 
 async def test_the_first_two_services_failing_fall_through_to_the_third(run, ipgeo) -> None:
@@ -184,3 +187,108 @@ SSID 2 : Cafe
         ("a0:b1:c2:d3:e4:f6", -80, "HomeNet"),
         ("10:20:30:40:50:60", -73, "Cafe"),
     ]
+
+
+# ------------------------------------------------------------------ cell positioning
+
+
+async def test_cell_positioning_with_google_when_no_wifi(run, google, ipgeo, fake_mmcli) -> None:
+    out = await run(action="locate")
+    assert out.status == "success", out.text()
+    assert out.text().startswith("Location from cell positioning by Google, accuracy about ±1.2 km")
+    assert "39.985500,116.475400 [WGS-84]" in out.text()
+    (call,) = google.calls("/geolocation/v1/geolocate")
+    assert "wifiAccessPoints" not in call.body and call.body["considerIp"] is False
+    assert call.body["radioType"] == "wcdma"
+    assert call.body["cellTowers"] == [
+        {
+            "cellId": 0x0458884D,
+            "locationAreaCode": 0x1123,
+            "mobileCountryCode": 460,
+            "mobileNetworkCode": 0,
+            "signalStrength": percent_to_dbm(60),
+        }
+    ]
+    assert not ipgeo.ip_api.requests
+    assert "WiFi positioning skipped" in out.text()
+
+
+async def test_cell_positioning_with_amap(run, amap, ipgeo, fake_mmcli) -> None:
+    out = await run(action="locate", region="cn")
+    assert out.status == "success", out.text()
+    assert out.text().startswith("Location from cell positioning by Amap (高德)")
+    assert "39.988000,116.480000 [GCJ-02]" in out.text()
+    (call,) = amap.calls("/position")
+    assert call.params["accesstype"] == "0" and call.params["cdma"] == "0"
+    assert call.params["network"] == "WCDMA"
+    assert call.params["bts"] == f"460,0,4387,72910925,{percent_to_dbm(60)}"
+    assert "imei" not in call.params and "macs" not in call.params
+
+
+async def test_wifi_and_cell_go_together_to_google(
+    run, google, ipgeo, fake_nmcli, fake_mmcli
+) -> None:
+    out = await run(action="locate")
+    assert out.status == "success", out.text()
+    (call,) = google.calls("/geolocation/v1/geolocate")
+    assert len(call.body["wifiAccessPoints"]) == 3 and len(call.body["cellTowers"]) == 1
+    assert out.text().startswith("Location from WiFi positioning by Google")
+
+
+async def test_no_modem_means_ip_geolocation(run, google, ipgeo, fake_mmcli) -> None:
+    (fake_mmcli / "exit").write_text("")
+    out = await run(action="locate")
+    assert out.status == "success", out.text()
+    assert "IP geolocation by ip-api.com" in out.text()
+    assert "no cell positioning: ModemManager found no modem" in out.text()
+    assert not google.calls("/geolocation/v1/geolocate")
+
+
+async def test_a_modem_with_its_location_source_off(run, google, ipgeo, fake_mmcli) -> None:
+    (fake_mmcli / "location.txt").write_text(
+        "modem.location.3gpp.mcc : --\nmodem.location.3gpp.mnc : --\n"
+        "modem.location.3gpp.lac : --\nmodem.location.3gpp.cid : --\n"
+    )
+    out = await run(action="locate")
+    assert out.status == "success", out.text()
+    assert "--location-enable-3gpp" in out.text()
+    assert not google.calls("/geolocation/v1/geolocate")
+
+
+async def test_without_mmcli_cell_positioning_is_said_to_need_a_modem(
+    run, google, ipgeo, monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setenv("CODEV_LOCATION_CELL", "1")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    out = await run(action="locate")
+    assert out.status == "success", out.text()
+    assert "needs a mobile broadband modem and ModemManager (mmcli not found)" in out.text()
+
+
+async def test_amap_gets_at_most_thirty_networks_the_strongest(
+    run, amap, ipgeo, fake_nmcli
+) -> None:
+    many = [f"10\\:20\\:30\\:40\\:50\\:{i:02X}:{20 + i % 30}:Net{i}" for i in range(40)]
+    fake_nmcli.write_text(NMCLI_OUTPUT + "\n".join(many) + "\n")
+    out = await run(action="locate", region="cn")
+    assert out.status == "success", out.text()
+    (call,) = amap.calls("/position")
+    entries = call.params["macs"].split("|")
+    assert len(entries) == 30
+    signals = [int(e.split(",")[1]) for e in entries]
+    assert signals == sorted(signals, reverse=True)
+    assert entries[0].startswith("aa:bb:cc:dd:ee:01")
+
+
+def test_parse_mmcli_keyvalue() -> None:
+    location = parse_keyvalue(MMCLI_LOCATION)
+    assert "modem.location.3gpp.tac" not in location  # "--" means unknown
+    tower = parse_cell(location, parse_keyvalue(MMCLI_GENERIC))
+    assert tower == CellTower(460, 0, 0x1123, 0x0458884D, percent_to_dbm(60), "umts")
+    lte = parse_cell(
+        {"modem.location.3gpp.mcc": "460", "modem.location.3gpp.mnc": "11",
+         "modem.location.3gpp.tac": "00A3F1", "modem.location.3gpp.cid": "0B2C3D4E"},
+        {"modem.generic.access-technologies.value[1]": "lte"},
+    )  # fmt: skip
+    assert lte == CellTower(460, 11, 0xA3F1, 0x0B2C3D4E, None, "lte")
+    assert parse_cell({}, {}) is None
