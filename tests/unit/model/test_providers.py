@@ -318,3 +318,54 @@ async def test_anthropic_keeps_images_in_the_tool_result(fake_anthropic: FakeMod
     await collect(fake_anthropic, request(*image_history()))
     result = fake_anthropic.bodies[0]["messages"][2]["content"][0]
     assert result["type"] == "tool_result" and result["content"][0]["type"] == "image"
+
+
+@pytest.mark.parametrize("usage_env", ["1", "0"])
+async def test_openai_stream_usage_follows_the_setting(usage_env: str) -> None:
+    """Usage is asked for (and counted) by default; CODEV_OPENAI_STREAM_USAGE=0 leaves the
+    option out, for servers that refuse it, and the answer still completes."""
+    with FakeModel("openai") as fake:
+        fake.push(fake.reply("Hi."))
+        events = await collect(fake, request(), CODEV_OPENAI_STREAM_USAGE=usage_env)
+        assert not fake.problems
+    done = events[-1]
+    assert isinstance(done, MessageComplete) and done.text == "Hi."
+    body = fake.bodies[0]
+    if usage_env == "1":
+        assert body["stream_options"] == {"include_usage": True}
+        assert (done.usage.input_tokens, done.usage.output_tokens) == (30, 12)
+    else:
+        assert "stream_options" not in body
+        assert done.usage.context_tokens == 0
+
+
+@pytest.mark.parametrize("include_usage", [True, False, None])
+def test_the_openai_fake_sends_usage_only_when_asked(include_usage: bool | None) -> None:
+    """The fake itself, over HTTP: with include_usage every chunk has "usage": null and a
+    last chunk (no choices) the usage; without it no chunk has a usage field."""
+    import json
+
+    import httpx
+
+    from tests.fakes import openai_api
+
+    body: dict = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    if include_usage is not None:
+        body["stream_options"] = {"include_usage": include_usage}
+    with FakeModel("openai") as fake:
+        fake.push(fake.reply("Hello there"))
+        raw = httpx.post(
+            f"{fake.server.base_url}/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {openai_api.API_KEY}"},
+        ).text
+    lines = [line[6:] for line in raw.splitlines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    chunks = [json.loads(line) for line in lines[:-1]]
+    if include_usage:
+        *content, last = chunks
+        assert all("usage" in c and c["usage"] is None for c in content)
+        assert last["choices"] == [] and last["usage"]["total_tokens"] == 42
+    else:
+        assert all("usage" not in c for c in chunks)
+        assert all(c["choices"] for c in chunks)
