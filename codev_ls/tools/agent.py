@@ -292,7 +292,6 @@ class AgentTool(Tool):
             mode=mode,
             depth=depth,
         )
-        ctx.engine.sessions[session.id] = session
         session.extras["parent_session"] = ctx.session.id
         pool = self._pool(ctx, agent, depth)
         uses = 0
@@ -311,6 +310,10 @@ class AgentTool(Tool):
                 step(event.message)
 
         step(f"starting ({agent.name}, {mode} mode)")
+        # Listed among the engine's sessions while it runs; dropped (with its history and
+        # read state) once the report is made — a sub-agent's session is never resumed, and
+        # keeping each one would grow the server's memory with every Agent call.
+        ctx.engine.sessions[session.id] = session
         try:
             result = await service.run_agent_turn(
                 session,
@@ -356,6 +359,7 @@ class AgentTool(Tool):
                 raise ToolError("\n\n".join(parts))
             return "\n\n".join(parts)
         finally:
+            ctx.engine.sessions.pop(session.id, None)
             if tree is not None and abort.aborted:
                 # Interrupted: keep nothing half-done around unless it holds changes.
                 try:

@@ -22,6 +22,25 @@ def main_requests(fake: FakeModel) -> list[dict]:
     return [b for b in fake.bodies if not fake.is_subagent(b)]
 
 
+def sub_sessions(rig: Any) -> list[Any]:
+    """The sub-agent sessions the engine holds right now."""
+    return [s for s in list(rig.engine.sessions.values()) if s.depth > 0]
+
+
+def watch_sub_sessions(fake: FakeModel, rig: Any) -> list[int]:
+    """How many sub-agent sessions the engine held at each sub-agent request."""
+    seen: list[int] = []
+    route = fake.server.responder
+
+    def responder(rec: Any) -> Any:
+        if fake.is_subagent(rec.body):
+            seen.append(len(sub_sessions(rig)))
+        return route(rec) if route is not None else None
+
+    fake.server.responder = responder
+    return seen
+
+
 async def test_foreground_agent_reports_back(fake: FakeModel, make_rig: Any) -> None:
     rig = make_rig(fake, bridge=ScriptedBridge(answers=["allow_once"]))
     (rig.root / "notes.md").write_text("The answer is 42.\n")
@@ -29,6 +48,7 @@ async def test_foreground_agent_reports_back(fake: FakeModel, make_rig: Any) -> 
         fake.reply(("Read", {"file_path": str(rig.root / "notes.md")})),
         fake.reply("REPORT: notes.md says the answer is 42."),
     )
+    seen = watch_sub_sessions(fake, rig)
     fake.push(
         fake.reply(
             ("Agent", {"description": "Find the answer", "prompt": "Find the answer in notes.md"})
@@ -37,6 +57,10 @@ async def test_foreground_agent_reports_back(fake: FakeModel, make_rig: Any) -> 
     )
     result = await rig.chat("what is the answer?")
     assert result.stop_reason == "end_turn"
+    # Its session existed while it ran, and was dropped once the report was made.
+    assert seen == [1, 1]
+    assert sub_sessions(rig) == []
+    assert set(rig.engine.sessions) == {rig.engine.session.id, result.session_id}
     outcome = rig.of_type("toolResult")[0]
     assert outcome["status"] == "success"
     assert "REPORT: notes.md says the answer is 42." in outcome["content"]
@@ -143,6 +167,7 @@ async def test_background_agent_read_with_task_output(fake: FakeModel, make_rig:
         fake.reply(("Read", {"file_path": str(rig.root / "data.txt")})),
         fake.reply("BG REPORT: data.txt holds payload."),
     )
+    seen = watch_sub_sessions(fake, rig)
     fake.push(
         fake.reply(
             (
@@ -167,6 +192,8 @@ async def test_background_agent_read_with_task_output(fake: FakeModel, make_rig:
     task = get_task_manager(rig.engine).get(task_id)
     await asyncio.wait_for(task.finished.wait(), 20)
     gate.set()
+    # The background agent's session is gone once its task ended.
+    assert seen == [1, 1] and sub_sessions(rig) == []
     fake.push(
         fake.reply(("TaskOutput", {"task_id": task_id})),
         fake.reply("The background agent says payload."),
@@ -208,6 +235,8 @@ async def test_background_agent_stopped_with_task_stop(
 
     task = get_task_manager(rig.engine).get(task_id)
     assert task.status == "killed" and not task.running
+    await asyncio.wait_for(task.finished.wait(), 20)
+    assert sub_sessions(rig) == []  # dropped when the stopped task ended
 
 
 def git(root: Path, *args: str) -> str:
