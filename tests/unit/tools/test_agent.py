@@ -11,6 +11,7 @@ import pytest
 
 from codev_ls.bridge import ScriptedBridge
 from codev_ls.model.agents import clamp_mode, find_agent_types
+from codev_ls.permissions.types import PERMISSION_MODES
 from tests.fakes.harness import FakeModel
 
 
@@ -103,6 +104,33 @@ async def test_agent_mode_is_never_more_permissive(
     assert not (rig.root / "x.txt").exists()
     content = rig.of_type("toolResult")[-1]["content"]
     assert "more permissive than yours" in content and "'default'" in content
+
+
+async def test_an_auto_parent_cannot_start_an_accept_edits_child(
+    fake_anthropic: FakeModel, make_rig: Any
+) -> None:
+    """acceptEdits would approve an edit the auto classifier might refuse: the child runs in
+    default mode, so its Write asks the user (who rejects it here)."""
+    fake = fake_anthropic
+    rig = make_rig(fake, bridge=ScriptedBridge(answers=["allow_once", "reject"]))
+    rig.engine.set_mode("auto")
+    target = rig.root / "x.txt"
+    fake.route_subagents(
+        fake.reply(("Write", {"file_path": str(target), "content": "x"})),
+        fake.reply("I could not write."),
+    )
+    fake.push(
+        fake.reply(
+            ("Agent", {"description": "Write x", "prompt": "write x.txt", "mode": "acceptEdits"})
+        ),
+        fake.reply("ok"),
+    )
+    await rig.chat("go")
+    assert [r.tool_name for r in rig.bridge.requests] == ["Agent", "Write"]
+    assert not target.exists()
+    content = rig.of_type("toolResult")[-1]["content"]
+    assert "'acceptEdits' allows what yours ('auto') does not" in content
+    assert "ran in 'default'" in content
 
 
 async def test_custom_agent_type_tools_and_model(fake_anthropic: FakeModel, make_rig: Any) -> None:
@@ -320,6 +348,23 @@ def test_clamp_mode_and_builtin_type(workspace: Path) -> None:
     assert clamp_mode("bypassPermissions", "default") == "default"
     assert clamp_mode("plan", "acceptEdits") == "plan"
     assert clamp_mode(None, "acceptEdits") == "acceptEdits"
+    # acceptEdits and auto are incomparable: neither parent can start the other kind.
+    allowed = {
+        parent: {child for child in PERMISSION_MODES if clamp_mode(child, parent) == child}
+        for parent in PERMISSION_MODES
+    }
+    assert allowed == {
+        "plan": {"plan"},
+        "default": {"plan", "default"},
+        "acceptEdits": {"plan", "default", "acceptEdits"},
+        "auto": {"plan", "default", "auto"},
+        "bypassPermissions": set(PERMISSION_MODES),
+    }
+    assert clamp_mode("acceptEdits", "auto") == "default"
+    assert clamp_mode("auto", "acceptEdits") == "default"
+    assert clamp_mode("bypassPermissions", "auto") == "auto"
+    assert clamp_mode("bypassPermissions", "acceptEdits") == "acceptEdits"
+    assert all(clamp_mode(None, parent) == parent for parent in PERMISSION_MODES)
     types, problems = find_agent_types(workspace)
     assert "general-purpose" in types and problems == []
 
