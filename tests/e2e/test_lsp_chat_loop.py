@@ -388,7 +388,12 @@ async def test_skill_and_ask_user_question(
                 "question": "Tabs or spaces?",
                 "header": "Style",
                 "options": [{"label": "Tabs"}, {"label": "Spaces"}],
-            }
+            },
+            {
+                "question": "Which checks?",
+                "options": [{"label": "Lint"}, {"label": "Tests"}, {"label": "Docs"}],
+                "multiSelect": True,
+            },
         ]
     }
     claude.push(
@@ -397,16 +402,25 @@ async def test_skill_and_ask_user_question(
         claude.reply("Hi there, warmly! Spaces, then."),
     )
     editor = await start_editor("visual-studio-code", env=claude.env)
-    editor.prompt_answer = "Spaces"
+    # The user picks Spaces, then Docs and Lint one at a time, then Done.
+    picks = iter(["Spaces", "Docs", "Lint", "Done"])
+    editor.prompt_answer = lambda params: next(picks)
     result = await chat(editor, "greet me and format the code")
     assert result["stopReason"] == "end_turn"
     assert "greet: Greet people" in claude.system(claude.bodies[0])
     loaded, answer = events(editor, result["sessionId"], "toolResult")
     assert "Say hi warmly." in loaded["content"]
-    asked = editor.prompts[-1]
-    assert "Tabs or spaces?" in asked.message
-    assert [a.title for a in asked.actions] == ["Tabs", "Spaces"]
+    style, *checks = editor.prompts
+    assert "Tabs or spaces?" in style.message
+    assert [a.title for a in style.actions] == ["Tabs", "Spaces"]
+    assert [[a.title for a in p.actions] for p in checks] == [
+        ["Lint", "Tests", "Docs", "Done"],
+        ["Lint", "Tests", "Done"],
+        ["Tests", "Done"],
+    ]
+    assert "Which checks?" in checks[0].message and "Chosen so far: Docs." in checks[1].message
     assert '"Tabs or spaces?" = "Spaces"' in answer["content"]
+    assert '"Which checks?" = "Docs", "Lint"' in answer["content"]
 
 
 async def test_tool_search_loads_a_deferred_mcp_tool(
