@@ -232,6 +232,14 @@ async def test_retries_then_a_stream_error(model: FakeModel, start_editor: Start
     result = await chat(editor, "hello")
     assert result["stopReason"] == "end_turn" and result["text"] == "Third time lucky."
     assert len(model.bodies) == 3
+    # The retries are "status" events (an extension of PROTOCOL.md v1, also shown in the
+    # turn's progress bar); a client that ignores "status" loses nothing: the answer's text
+    # is all in "text" events.
+    sid = result["sessionId"]
+    statuses = events(editor, sid, "status")
+    assert [set(e) for e in statuses] == [{"sessionId", "type", "message"}] * 2
+    assert all(e["message"].startswith("Retrying in ") for e in statuses)
+    assert "".join(e["delta"] for e in events(editor, sid, "text")) == result["text"]
     result = await chat(editor, "again", sessionId=result["sessionId"])
     assert result["stopReason"] == "error"
     assert result["text"] == "Half" and "cut off" in result["error"]
@@ -254,6 +262,8 @@ async def test_no_model_configured(start_editor: StartEditor) -> None:
     result = await chat(editor, "hello")
     assert result["stopReason"] == "error"
     assert "ANTHROPIC_API_KEY" in result["text"]
+    (done,) = events(editor, result["sessionId"], "done")
+    assert done["error"] == result["error"]  # as when a configured model fails
     tools = await editor.request("codev/listTools", {})
     assert any(t["name"] == "Read" for t in tools["tools"])
 
