@@ -119,12 +119,21 @@ class ProgressEvent:
 
 @dataclass(slots=True)
 class Question:
-    """A question the model asks the user (AskUserQuestion)."""
+    """A question the model asks the user (AskUserQuestion).
+
+    ``multi_select``: the user may choose any number of the options (none too),
+    and the bridge answers with the list of chosen labels.
+    """
 
     question: str
     options: list[str]
     header: str = ""
     multi_select: bool = False
+
+
+# An answer to a Question: the chosen label; for a multi_select question the list of chosen
+# labels (empty when the user finished without choosing any); None when dismissed.
+QuestionAnswer = str | list[str] | None
 
 
 @dataclass(slots=True)
@@ -164,8 +173,8 @@ class EditorBridge(Protocol):
 
     def show_message(self, level: MessageLevel, message: str) -> None: ...
 
-    async def ask_question(self, question: Question) -> str | None:
-        """The chosen option's text, or None when dismissed."""
+    async def ask_question(self, question: Question) -> QuestionAnswer:
+        """The chosen option's text (a list of them for ``multi_select``), None when dismissed."""
         ...
 
 
@@ -308,19 +317,42 @@ class TerminalBridge:
         if level != "log":
             self._print(f"[{level}] {message}")
 
-    async def ask_question(self, question: Question) -> str | None:
+    async def ask_question(self, question: Question) -> QuestionAnswer:
         async with self._lock:
             self._print(f"\n? {question.question}")
             for i, opt in enumerate(question.options, 1):
                 self._print(f"  [{i}] {opt}")
             if self.assume_yes or not self._can_ask():
-                return question.options[0] if self.assume_yes and question.options else None
-            self._err.write("  choice: ")
+                if not (self.assume_yes and question.options):
+                    return None
+                first = question.options[0]
+                return [first] if question.multi_select else first
+            multi = question.multi_select
+            prompt = (
+                "  choices (numbers separated by commas; - for none): " if multi else "  choice: "
+            )
+            self._err.write(prompt)
             self._err.flush()
             line = (await asyncio.to_thread(self._in.readline)).strip()
-            if line.isdigit() and 1 <= int(line) <= len(question.options):
-                return question.options[int(line) - 1]
-            return line or None
+            if not multi:
+                if line.isdigit() and 1 <= int(line) <= len(question.options):
+                    return question.options[int(line) - 1]
+                return line or None
+            if not line:
+                return None
+            if line == "-":
+                return []
+            # "1, 3" or "1 3" pick options by number; other text is the user's own answer.
+            items: list[str] = []
+            for part in (p.strip() for p in line.split(",")):
+                items.extend(part.split() if part.replace(" ", "").isdigit() else [part])
+            chosen: list[str] = []
+            for item in items:
+                if item.isdigit() and 1 <= int(item) <= len(question.options):
+                    item = question.options[int(item) - 1]
+                if item and item not in chosen:
+                    chosen.append(item)
+            return chosen
 
     def _print(self, text: str) -> None:
         print(text, file=self._err, flush=True)
@@ -348,7 +380,7 @@ class ScriptedBridge:
     edit_preview_approval: bool = False
     # Decide edits: None applies them all; a callable may refuse or apply some hunks.
     edit_decider: Callable[[FileEdit], EditApplyResult | None] | None = None
-    question_answers: list[str | None] = field(default_factory=list)
+    question_answers: list[QuestionAnswer] = field(default_factory=list)
     requests: list[PermissionRequest] = field(default_factory=list)
     edits: list[FileEdit] = field(default_factory=list)
     progress: list[ProgressEvent] = field(default_factory=list)
@@ -399,6 +431,6 @@ class ScriptedBridge:
     def show_message(self, level: MessageLevel, message: str) -> None:
         self.messages.append((level, message))
 
-    async def ask_question(self, question: Question) -> str | None:
+    async def ask_question(self, question: Question) -> QuestionAnswer:
         self.questions.append(question)
         return self.question_answers.pop(0) if self.question_answers else None

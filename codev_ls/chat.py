@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from codev_ls.engine.runtime import Engine
 
 # ``codev/chatEvent`` params: {sessionId, type: text|toolUse|toolResult|status|done, ...}.
+# "status" (retries, context trimming, a tool's current step) is an extension of
+# PROTOCOL.md v1 and only ever informational: the answer's text always comes as "text"
+# events, so a client that ignores unknown types loses nothing.
 ChatEventSink = Callable[[dict[str, Any]], None]
 
 
@@ -72,7 +75,7 @@ def _no_model(engine: Engine, request: ChatRequest, emit: ChatEventSink) -> dict
     sid = request.session_id or uuid.uuid4().hex[:16]
     engine.bridge.show_message("error", f"Codev: {NOT_CONFIGURED_MESSAGE}")
     emit({"sessionId": sid, "type": "text", "delta": NOT_CONFIGURED_MESSAGE})
-    emit({"sessionId": sid, "type": "done", "stopReason": "error"})
+    emit({"sessionId": sid, "type": "done", "stopReason": "error", "error": NOT_CONFIGURED_MESSAGE})
     return {
         "sessionId": sid,
         "stopReason": "error",

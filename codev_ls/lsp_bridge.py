@@ -42,6 +42,7 @@ from codev_ls.bridge import (
     PermissionRequest,
     ProgressEvent,
     Question,
+    QuestionAnswer,
     cut_detail,
 )
 from codev_ls.engine.files import atomic_write_text
@@ -62,6 +63,8 @@ ALLOW_ONCE = "Allow once"
 ALLOW_SESSION = "Allow for this session"
 ALLOW_ALWAYS = "Always allow"
 REJECT = "Reject"
+# The action that ends a multi-select question (AskUserQuestion with multiSelect).
+MULTI_SELECT_DONE = "Done"
 
 _LEVELS: dict[str, types.MessageType] = {
     "error": types.MessageType.Error,
@@ -229,12 +232,40 @@ class LspBridge:
         # Dismissed (null) or a title that was not offered: a rejection, but not a choice.
         return PermissionAnswer("reject", dismissed=True)
 
-    async def ask_question(self, question: Question) -> str | None:
+    async def ask_question(self, question: Question) -> QuestionAnswer:
+        """One showMessageRequest; a multi_select question is asked option by option.
+
+        showMessageRequest picks one action, so for several answers the question
+        comes back with the options not yet chosen plus "Done", until the user
+        picks "Done", has chosen every option, or dismisses it (which keeps what
+        was chosen so far; None when nothing was).
+        """
         text = f"{question.header}: {question.question}" if question.header else question.question
+        if not question.multi_select:
+            title = await self._ask_choice(text, question.options)
+            return title if title in question.options else None
+        done = MULTI_SELECT_DONE
+        while done in question.options:
+            done += " ✓"
+        chosen: list[str] = []
+        while remaining := [o for o in question.options if o not in chosen]:
+            so_far = f"Chosen so far: {', '.join(chosen)}." if chosen else "Nothing chosen yet."
+            title = await self._ask_choice(
+                f"{text}\n(Several answers: choose one at a time, then {done}. {so_far})",
+                [*remaining, done],
+            )
+            if title == done:
+                return chosen
+            if title not in remaining:
+                return chosen or None
+            chosen.append(title)
+        return chosen
+
+    async def _ask_choice(self, message: str, options: list[str]) -> str | None:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
-            message=text,
-            actions=[types.MessageActionItem(title=o) for o in question.options],
+            message=message,
+            actions=[types.MessageActionItem(title=o) for o in options],
         )
         try:
             item = await self._request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
@@ -243,8 +274,7 @@ class LspBridge:
         except Exception as exc:
             log.warning("question got no answer: %s", exc)
             return None
-        title = _title(item)
-        return title if title in question.options else None
+        return _title(item)
 
     # ------------------------------------------------------------------ open buffers
 

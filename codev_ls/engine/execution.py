@@ -190,7 +190,15 @@ class _Run:
             return tool.parse_input(raw)
         except InputError as exc:
             message = exc.message
-            if tool.should_defer and tool.name not in self.ctx.session.discovered_tools:
+            # Only when the model really got the name alone (model/tool_defs.py: deferred
+            # needs ToolSearch in the pool and no always_load) and has not loaded it since.
+            deferred = (
+                tool.should_defer
+                and not tool.always_load
+                and tool.name != "ToolSearch"
+                and any(t.name == "ToolSearch" for t in self.ctx.tools)
+            )
+            if deferred and tool.name not in self.ctx.session.discovered_tools:
                 message += (
                     f"\n\nThe schema of {tool.name} was not sent to you: it is a deferred tool. "
                     f'Load it first with ToolSearch (query "select:{tool.name}"), then call it '

@@ -329,7 +329,9 @@ class McpManager:
     def _report(self, conn: McpConnection, level: str, message: str) -> None:
         if self._closed:
             return
-        self._report_once(f"server:{conn.name}", level, message)
+        # One key per server *and level*: the first "restarting" warning must not hide the
+        # final "failed"/"gave up" error. At most two messages per server, then.
+        self._report_once(f"server:{conn.name}:{level}", level, message)
 
     def _report_once(self, key: str, level: str, message: str) -> None:
         log.info("%s", message)  # the user sees it through the bridge

@@ -26,14 +26,35 @@ from codev_ls.permissions.types import PermissionMode, parse_mode
 
 GENERAL_PURPOSE = "general-purpose"
 
-# Least to most permissive: a sub-agent's mode is clamped to its caller's.
-MODE_ORDER: tuple[PermissionMode, ...] = (
-    "plan",
-    "default",
-    "acceptEdits",
-    "auto",
-    "bypassPermissions",
-)
+# How permissive each mode is, as a partial order (not a line). A mode allows what every
+# mode below it allows, and more:
+#
+#                bypassPermissions
+#                  /           \
+#          acceptEdits         auto
+#                  \           /
+#                    default
+#                       |
+#                     plan
+#
+# acceptEdits and auto are *incomparable*: acceptEdits approves every file edit without
+# asking (but asks about commands); auto lets the classifier approve commands and edits,
+# and the classifier may refuse an edit that acceptEdits would have let through. So a
+# child of an auto parent may be auto/default/plan, and a child of acceptEdits may be
+# acceptEdits/default/plan — never the other one, which would approve something the
+# parent's mode would not.
+MODES_BELOW: dict[PermissionMode, frozenset[PermissionMode]] = {
+    "plan": frozenset({"plan"}),
+    "default": frozenset({"plan", "default"}),
+    "acceptEdits": frozenset({"plan", "default", "acceptEdits"}),
+    "auto": frozenset({"plan", "default", "auto"}),
+    "bypassPermissions": frozenset({"plan", "default", "acceptEdits", "auto", "bypassPermissions"}),
+}
+
+
+def mode_allowed_under(child: PermissionMode, parent: PermissionMode) -> bool:
+    """Whether ``child`` is no more permissive than ``parent`` in any respect."""
+    return child in MODES_BELOW[parent]
 
 
 @dataclass(slots=True)
@@ -62,12 +83,16 @@ BUILTIN = AgentType(
 
 
 def clamp_mode(requested: PermissionMode | None, parent: PermissionMode) -> PermissionMode:
-    """The sub-agent's mode: the requested one unless it is more permissive than the parent's."""
+    """The sub-agent's mode: the requested one when the parent's allows it, else the most
+    permissive mode below both (the parent's own when ``requested`` is above it; ``default``
+    when they are acceptEdits and auto, which each allow something the other does not)."""
     if requested is None:
         return parent
-    if MODE_ORDER.index(requested) > MODE_ORDER.index(parent):
-        return parent
-    return requested
+    if mode_allowed_under(requested, parent):
+        return requested
+    common = MODES_BELOW[requested] & MODES_BELOW[parent]
+    # In this lattice the common lower modes always have a greatest one.
+    return max(common, key=lambda m: len(MODES_BELOW[m]))
 
 
 def agent_dirs(root: Path) -> list[tuple[Path, str]]:

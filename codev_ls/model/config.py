@@ -64,6 +64,9 @@ class ModelConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     # OpenAI-compatible: ask for usage in the stream (some servers refuse the option).
     stream_usage: bool = True
+    # OpenAI-compatible: send images (tool results' pictures) as image_url parts; off for
+    # text-only servers, which refuse them (the model then gets a note instead).
+    openai_images: bool = True
 
     def resolve_model(self, name: str | None, *, small: bool = False) -> str:
         """A model name as an Agent definition or caller gave it ('inherit', aliases)."""
@@ -88,6 +91,15 @@ def _int_env(env: dict[str, str], name: str, default: int) -> int:
         return int(env[name])
     except (KeyError, ValueError):
         return default
+
+
+def _bool_env(env: dict[str, str], name: str, default: bool) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    return default
 
 
 def load_config(env: dict[str, str] | None = None) -> ModelConfig:
@@ -143,5 +155,6 @@ def load_config(env: dict[str, str] | None = None) -> ModelConfig:
         max_turns=_int_env(env, "CODEV_MAX_TURNS", 50),
         timeout=_float_env(env, "CODEV_MODEL_TIMEOUT", 600.0),
         retry=retry,
-        stream_usage=env.get("CODEV_OPENAI_STREAM_USAGE", "1").strip() not in ("0", "false"),
+        stream_usage=_bool_env(env, "CODEV_OPENAI_STREAM_USAGE", True),
+        openai_images=_bool_env(env, "CODEV_OPENAI_IMAGES", True),
     )

@@ -2,8 +2,11 @@
 
 ``text`` (a delta of the assistant's text), ``toolUse`` (a tool call the model
 made), ``toolResult`` (its ToolOutcome), ``done`` (the stop reason, and the
-error when the turn failed). ``status`` events (retries, context trimming) are
-shown as progress, not chat text.
+error when the turn failed). ``status`` events (retries, context trimming, a
+tool's current step) are an extension of PROTOCOL.md v1
+(docs/protocol-extensions.md): informational only, also reported on the turn's
+progress; the answer's text never travels in them, so a client that ignores
+unknown event types loses nothing.
 """
 
 from __future__ import annotations

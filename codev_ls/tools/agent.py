@@ -33,7 +33,13 @@ from codev_ls.engine.tool import (
     ToolResult,
     ValidationResult,
 )
-from codev_ls.model.agents import GENERAL_PURPOSE, AgentType, clamp_mode, find_agent_types
+from codev_ls.model.agents import (
+    GENERAL_PURPOSE,
+    AgentType,
+    clamp_mode,
+    find_agent_types,
+    mode_allowed_under,
+)
 from codev_ls.permissions.types import PermissionMode, PermissionResult, PermissionSubject
 
 if TYPE_CHECKING:
@@ -53,7 +59,8 @@ agent needs to know (it does not see this conversation) and what its report shou
 - `subagent_type`: which kind of agent (see the list below; default general-purpose).
 - `run_in_background`: start it and go on; read its output later with TaskOutput (task id).
 - `isolation: "worktree"`: let it work in a temporary git worktree; you get the diff back.
-- `mode`: its permission mode (never more permissive than yours). In plan mode, use \
+- `mode`: its permission mode (never more permissive than yours: under auto it may be auto, \
+default or plan; under acceptEdits, acceptEdits, default or plan). In plan mode, use \
 `mode: "plan"` to research with a sub-agent.
 - The agent's report is not shown to the user: summarize what matters for them."""
 
@@ -213,10 +220,14 @@ class AgentTool(Tool):
         mode = clamp_mode(requested, parent_mode)
         notes = []
         if requested and mode != requested:
-            notes.append(
-                f"The requested mode {requested!r} is more permissive than yours "
-                f"({parent_mode!r}), so the agent ran in {mode!r}."
-            )
+            if mode_allowed_under(parent_mode, requested):
+                why = f"is more permissive than yours ({parent_mode!r})"
+            else:
+                why = (
+                    f"allows what yours ({parent_mode!r}) does not (acceptEdits approves "
+                    "every edit; auto leaves edits and commands to the classifier)"
+                )
+            notes.append(f"The requested mode {requested!r} {why}, so the agent ran in {mode!r}.")
         model = service.config.resolve_model(input.model or agent.model)
         label = input.name or agent.name
 
@@ -292,7 +303,6 @@ class AgentTool(Tool):
             mode=mode,
             depth=depth,
         )
-        ctx.engine.sessions[session.id] = session
         session.extras["parent_session"] = ctx.session.id
         pool = self._pool(ctx, agent, depth)
         uses = 0
@@ -311,6 +321,10 @@ class AgentTool(Tool):
                 step(event.message)
 
         step(f"starting ({agent.name}, {mode} mode)")
+        # Listed among the engine's sessions while it runs; dropped (with its history and
+        # read state) once the report is made — a sub-agent's session is never resumed, and
+        # keeping each one would grow the server's memory with every Agent call.
+        ctx.engine.sessions[session.id] = session
         try:
             result = await service.run_agent_turn(
                 session,
@@ -356,6 +370,7 @@ class AgentTool(Tool):
                 raise ToolError("\n\n".join(parts))
             return "\n\n".join(parts)
         finally:
+            ctx.engine.sessions.pop(session.id, None)
             if tree is not None and abort.aborted:
                 # Interrupted: keep nothing half-done around unless it holds changes.
                 try:

@@ -2,7 +2,10 @@
 
 Each question goes through ``ctx.bridge.ask_question`` (over LSP a
 ``window/showMessageRequest`` whose actions are the options); the chosen
-option's label — or "dismissed" — goes back to the model.
+option's label — or "dismissed" — goes back to the model. A ``multiSelect``
+question lets the user choose several options (or none): the LSP bridge asks
+again with the remaining options and "Done" until the user is done, the
+terminal takes "1,3"; all chosen labels go back.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from codev_ls.bridge import Question
+from codev_ls.bridge import Question, QuestionAnswer
 from codev_ls.engine.context import ToolUseContext
 from codev_ls.engine.tool import ProgressCallback, Tool, ToolResult, ValidationResult
 from codev_ls.permissions.types import PermissionSubject
@@ -22,7 +25,8 @@ Use it when you need the user's decision to go on: a choice between approaches, 
 requirement, a preference. Do not use it for things you can find out yourself with the tools.
 - Each question has a short `header` (a label of at most 12 characters), 2 to 4 `options` \
 (each a `label` of a few words and a `description` of what it means), and `multiSelect` when \
-several options may be chosen.
+several options may be chosen: then the user picks any number of them (possibly none) and you \
+get every chosen label.
 - The user may dismiss a question; then decide sensibly yourself or stop and explain.
 - In plan mode, use ExitPlanMode (not this tool) to ask for approval of your plan."""
 
@@ -47,7 +51,7 @@ class QuestionItem(BaseModel):
     multi_select: bool = Field(
         default=False,
         alias="multiSelect",
-        description="Whether the user may pick more than one option.",
+        description="Whether the user may pick several options (any number, none too).",
     )
 
 
@@ -109,7 +113,7 @@ class AskUserQuestionTool(Tool):
     async def call(
         self, input: AskUserQuestionInput, ctx: ToolUseContext, on_progress: ProgressCallback
     ) -> ToolResult:
-        answers: list[tuple[str, str | None]] = []
+        answers: list[tuple[str, QuestionAnswer]] = []
         for q in input.questions:
             labels = [o.label.strip() for o in q.options]
             text = q.question
@@ -121,13 +125,10 @@ class AskUserQuestionTool(Tool):
                     question=text, options=labels, header=q.header, multi_select=q.multi_select
                 )
             )
+            if q.multi_select and isinstance(answer, str):
+                answer = [answer]  # a bridge that can only take one answer
             answers.append((q.question, answer))
-        lines = []
-        for question, answer in answers:
-            if answer is None:
-                lines.append(f'"{question}" = (dismissed without an answer)')
-            else:
-                lines.append(f'"{question}" = "{answer}"')
+        lines = [f'"{question}" = {_render(answer)}' for question, answer in answers]
         if all(a is None for _, a in answers):
             text = (
                 "The user dismissed the question(s) without answering:\n"
@@ -141,3 +142,14 @@ class AskUserQuestionTool(Tool):
                 + "\nGo on with these answers in mind."
             )
         return ToolResult(text, meta={"answers": [a for _, a in answers]})
+
+
+def _render(answer: QuestionAnswer) -> str:
+    """An answer as the model reads it: "A", or "A", "B" for several, or why there is none."""
+    if answer is None:
+        return "(dismissed without an answer)"
+    if isinstance(answer, str):
+        return f'"{answer}"'
+    if not answer:
+        return "(none of the options chosen)"
+    return ", ".join(f'"{a}"' for a in answer)

@@ -148,3 +148,43 @@ async def test_exit_stops_the_mcp_servers(
     assert pid_alive(pid)
     await client.close()
     assert not pid_alive(pid)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_an_mcp_image_reaches_the_model(
+    kind: str, start_editor: StartEditor, workspace: Path
+) -> None:
+    """server-everything's get-tiny-image in a chat turn: the picture goes to the model as
+    an image (Anthropic: in the tool_result; OpenAI: an image_url part after the tool
+    message), and the request bodies are valid for each API."""
+    from tests.fakes.harness import FakeModel
+
+    write_mcp_json(workspace, {"everything": everything_server()})
+    tool = "mcp__everything__get-tiny-image"
+    with FakeModel(kind) as model:
+        model.push(model.reply((tool, {})), model.reply("A tiny image."))
+        client = await start_editor(
+            "visual-studio-code",
+            mode="bypassPermissions",
+            env={**model.env, "CODEV_TOOL_SEARCH": "never"},
+        )
+        await _status_when(client, lambda s: s["everything"]["state"] == "ready")
+        result = await client.request("codev/chat", {"prompt": "show me the tiny image"})
+        assert result["stopReason"] == "end_turn", result
+        assert not model.problems, model.problems
+        body = model.bodies[1]
+    if kind == "anthropic":
+        blocks = [
+            b
+            for m in body["messages"]
+            for blk in m["content"]
+            if blk.get("type") == "tool_result"
+            for b in blk["content"]
+        ]
+        image = next(b for b in blocks if b["type"] == "image")
+        assert image["source"]["media_type"] == "image/png"
+    else:
+        tool_msg, user_msg = body["messages"][-2:]
+        assert tool_msg["role"] == "tool" and "sent in the next user message" in tool_msg["content"]
+        urls = [p["image_url"]["url"] for p in user_msg["content"] if p["type"] == "image_url"]
+        assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,")

@@ -7,11 +7,14 @@ with ``name``/``description``/``input_schema``, content blocks, ``cache_control:
 a few rules no schema can say: each ``tool_use`` answered by a ``tool_result``
 with its id in the very next user message (tool results first), at most four
 cache breakpoints, each OpenAI ``tool_calls`` id answered by a ``tool`` message
-before the next turn, ``arguments`` being JSON text.
+before the next turn, ``arguments`` being JSON text, images only in user
+messages as ``image_url`` parts whose data URLs hold base64 PNG/JPEG/GIF/WEBP.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
@@ -227,6 +230,68 @@ def anthropic_request_problems(body: Any) -> list[str]:
     return problems
 
 
+# Chat Completions content parts (ChatCompletionRequestUserMessageContentPart).
+_OA_TEXT_PART = {
+    "type": "object",
+    "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
+    "required": ["type", "text"],
+    "additionalProperties": False,
+}
+
+_OA_IMAGE_PART = {
+    "type": "object",
+    "properties": {
+        "type": {"const": "image_url"},
+        "image_url": {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "minLength": 1},
+                "detail": {"enum": ["auto", "low", "high"]},
+            },
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["type", "image_url"],
+    "additionalProperties": False,
+}
+
+_OA_AUDIO_PART = {
+    "type": "object",
+    "properties": {
+        "type": {"const": "input_audio"},
+        "input_audio": {
+            "type": "object",
+            "properties": {"data": {"type": "string"}, "format": {"enum": ["wav", "mp3"]}},
+            "required": ["data", "format"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["type", "input_audio"],
+    "additionalProperties": False,
+}
+
+_OA_FILE_PART = {
+    "type": "object",
+    "properties": {
+        "type": {"const": "file"},
+        "file": {
+            "type": "object",
+            "properties": {
+                "file_data": {"type": "string"},
+                "file_id": {"type": "string"},
+                "filename": {"type": "string"},
+            },
+            "additionalProperties": False,
+        },
+    },
+    "required": ["type", "file"],
+    "additionalProperties": False,
+}
+
+# The image types the vision models take (PNG, JPEG, WEBP, non-animated GIF).
+OPENAI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
 OPENAI_REQUEST = {
     "type": "object",
     "properties": {
@@ -261,7 +326,23 @@ OPENAI_REQUEST = {
                         "type": "object",
                         "properties": {
                             "role": {"const": "user"},
-                            "content": {"anyOf": [{"type": "string"}, {"type": "array"}]},
+                            "content": {
+                                "anyOf": [
+                                    {"type": "string"},
+                                    {
+                                        "type": "array",
+                                        "minItems": 1,
+                                        "items": {
+                                            "oneOf": [
+                                                _OA_TEXT_PART,
+                                                _OA_IMAGE_PART,
+                                                _OA_AUDIO_PART,
+                                                _OA_FILE_PART,
+                                            ]
+                                        },
+                                    },
+                                ]
+                            },
                             "name": {"type": "string"},
                         },
                         "required": ["role", "content"],
@@ -302,7 +383,13 @@ OPENAI_REQUEST = {
                         "type": "object",
                         "properties": {
                             "role": {"const": "tool"},
-                            "content": {"anyOf": [{"type": "string"}, {"type": "array"}]},
+                            # Tool messages take text only (images go in a user message).
+                            "content": {
+                                "anyOf": [
+                                    {"type": "string"},
+                                    {"type": "array", "minItems": 1, "items": _OA_TEXT_PART},
+                                ]
+                            },
                             "tool_call_id": {"type": "string", "minLength": 1},
                         },
                         "required": ["role", "content", "tool_call_id"],
@@ -375,6 +462,13 @@ def openai_request_problems(body: Any) -> list[str]:
                 pending.append(call["id"])
     if pending:
         problems.append(f"messages: tool_calls {pending} were never answered by tool messages")
+    for i, msg in enumerate(body["messages"]):
+        if msg["role"] == "user" and isinstance(msg["content"], list):
+            for k, part in enumerate(msg["content"]):
+                if part["type"] == "image_url":
+                    problem = _image_url_problem(part["image_url"]["url"])
+                    if problem:
+                        problems.append(f"messages/{i}/content/{k}/image_url: {problem}")
     for tool in body.get("tools", []):
         params = tool["function"].get("parameters")
         if params is not None:
@@ -385,3 +479,24 @@ def openai_request_problems(body: Any) -> list[str]:
                     f"tools/{tool['function']['name']}: invalid parameters: {exc.message}"
                 )
     return problems
+
+
+def _image_url_problem(url: str) -> str | None:
+    """What is wrong with an ``image_url`` (an http(s) URL or a base64 data URL of an image)."""
+    if url.startswith(("https://", "http://")):
+        return None
+    if not url.startswith("data:"):
+        return "Invalid image URL: it must be an http(s) URL or a data URL."
+    head, sep, data = url[5:].partition(",")
+    media, _, encoding = head.partition(";")
+    if not sep or encoding != "base64":
+        return "Invalid image URL: a data URL must be 'data:<mime type>;base64,<data>'."
+    if media not in OPENAI_IMAGE_TYPES:
+        return f"Invalid MIME type {media!r}: supported are {', '.join(OPENAI_IMAGE_TYPES)}."
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return "Invalid base64 image data."
+    if not data:
+        return "The image data is empty."
+    return None

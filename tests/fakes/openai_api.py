@@ -3,8 +3,11 @@
 Speaks the documented wire format: ``data: {"object": "chat.completion.chunk",
 "choices": [{"index": 0, "delta": {"role", "content" | "tool_calls": [{"index",
 "id", "type", "function": {"name", "arguments"}}]}, "finish_reason"}]}`` frames,
-a usage chunk (``choices: []``) when ``stream_options.include_usage`` is asked,
-then ``data: [DONE]``. Errors are ``{"error": {"message", "type", "param",
+then ``data: [DONE]``. Usage follows the request, as the API reference says:
+only when ``stream_options.include_usage`` is true, every chunk carries
+``"usage": null`` and one last chunk (``choices: []``) the ``usage``; without
+it no chunk has a ``usage`` field. A scripted reply is therefore rendered
+per request (:class:`ChunkStream`). Errors are ``{"error": {"message", "type", "param",
 "code"}}`` with the HTTP status (429 with ``retry-after``, 401
 invalid_api_key); a mid-stream error is a ``data: {"error": {...}}`` frame.
 Request bodies are checked against the public schema.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes._http import SSE, Drop, Hold, HttpReply, Recorded, ScriptedServer, sse_frame
@@ -23,10 +27,50 @@ from tests.fakes.api_schemas import openai_request_problems
 API_KEY = "sk-openai-test-key-0123456789"
 
 
+@dataclass
+class ChunkStream(SSE):
+    """A scripted stream whose chunks (dicts) are rendered for the request that gets it.
+
+    ``usage`` is what the server reports when the request asks for it (None: a
+    server that never reports usage).
+    """
+
+    usage: dict[str, Any] | None = None
+    # The id, created and model of the usage chunk (the same as the other chunks').
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def render(self, include_usage: bool) -> SSE:
+        frames: list[str | Hold | Drop] = []
+        for frame in self.frames:
+            if isinstance(frame, dict):
+                chunk = {**frame, "usage": None} if include_usage else frame
+                frames.append(sse_frame(None, chunk))
+            else:
+                frames.append(frame)
+        if frames and frames[-1] == DONE:
+            frames.pop()
+            if include_usage and self.usage is not None:
+                chunk = {**self.meta, "choices": [], "usage": self.usage}
+                frames.append(sse_frame(None, chunk))
+            frames.append(DONE)
+        return SSE(frames, delay=self.delay, headers=self.headers)
+
+
+DONE = "data: [DONE]\n\n"
+
+
 class FakeOpenAI(ScriptedServer):
     def __init__(self, api_key: str = API_KEY) -> None:
         super().__init__()
         self.api_key = api_key
+
+    def _next(self, rec: Recorded) -> HttpReply | SSE:
+        reply = super()._next(rec)
+        if isinstance(reply, ChunkStream):
+            options = rec.body.get("stream_options") if isinstance(rec.body, dict) else None
+            include = isinstance(options, dict) and options.get("include_usage") is True
+            return reply.render(include)
+        return reply
 
     @property
     def base_url(self) -> str:
@@ -80,26 +124,22 @@ def reply(
     delay: float = 0.0,
     error: str | None = None,
     model: str = "gpt-test",
-) -> SSE:
-    """A streamed assistant message: text ``str`` parts, ``(name, input)`` tool calls."""
+) -> ChunkStream:
+    """A streamed assistant message: text ``str`` parts, ``(name, input)`` tool calls.
+
+    ``usage=False``: a server that sends no usage chunk even when asked.
+    """
     cid = f"chatcmpl-{uuid.uuid4().hex[:12]}"
     created = int(time.time())
+    meta = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return sse_frame(
-            None,
-            {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-                ],
-            },
-        )
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            **meta,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
 
-    frames: list[str | Hold | Drop] = [chunk({"role": "assistant", "content": ""})]
+    frames: list[Any] = [chunk({"role": "assistant", "content": ""})]
     tool_index = 0
     for part in parts:
         if isinstance(part, Hold | Drop):
@@ -141,24 +181,15 @@ def reply(
             tool_index += 1
     if error is not None:
         frames.append(sse_frame(None, _error("server_error", error)))
-        return SSE(frames, delay=delay)
+        return ChunkStream(frames, delay=delay)
     frames.append(chunk({}, finish_reason or ("tool_calls" if tool_index else "stop")))
-    if usage:
-        frames.append(
-            sse_frame(
-                None,
-                {
-                    "id": cid,
-                    "object": "chat.completion.chunk",
-                    "created": created,
-                    "model": model,
-                    "choices": [],
-                    "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42},
-                },
-            )
-        )
-    frames.append("data: [DONE]\n\n")
-    return SSE(frames, delay=delay)
+    frames.append(DONE)
+    return ChunkStream(
+        frames,
+        delay=delay,
+        usage={"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42} if usage else None,
+        meta=meta,
+    )
 
 
 def tool_messages(body: dict[str, Any]) -> dict[str, str]:

@@ -4,6 +4,14 @@ Works with OpenAI and with the many servers that speak the same API (Ollama,
 vLLM, DeepSeek, Qwen...). History is kept in the Anthropic block shape; this
 module converts it: ``tool_use`` blocks become ``tool_calls``, each
 ``tool_result`` a ``{"role": "tool", "tool_call_id"}`` message.
+
+Images: Chat Completions takes images only in *user* messages (``tool``
+messages hold text), as ``{"type": "image_url", "image_url": {"url":
+"data:<mime>;base64,..."}}`` content parts. So a tool result's images (Read of
+a picture, an MCP tool's screenshot) are moved into one user message right
+after that round's tool messages, and the tool message says where they went.
+Text-only servers (many local models) refuse image parts:
+``CODEV_OPENAI_IMAGES=0`` replaces them by a note instead.
 """
 
 from __future__ import annotations
@@ -64,7 +72,9 @@ class OpenAIProvider:
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": request.model,
-            "messages": to_openai_messages(request.system, request.messages),
+            "messages": to_openai_messages(
+                request.system, request.messages, images=self.config.openai_images
+            ),
         }
         # OpenAI itself wants max_completion_tokens; compatible servers know max_tokens.
         key = "max_tokens" if self.config.base_url else "max_completion_tokens"
@@ -161,7 +171,54 @@ class OpenAIProvider:
         yield MessageComplete(content, stop, usage)
 
 
-def _text_of(content: Any) -> str:
+TEXT_ONLY_NOTE = "[image omitted: images are turned off for this endpoint (CODEV_OPENAI_IMAGES=0)]"
+
+
+def image_part(block: Block) -> dict[str, Any] | None:
+    """An Anthropic ``image`` block as a Chat Completions ``image_url`` part (None: no image)."""
+    source = block.get("source") or {}
+    if source.get("type") == "base64" and source.get("data"):
+        media = source.get("media_type") or "image/png"
+        url = f"data:{media};base64,{source['data']}"
+    elif source.get("type") == "url" and source.get("url"):
+        url = str(source["url"])
+    else:
+        return None
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+class _Images:
+    """Image parts collected from one user message, to send after its tool messages."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.parts: list[dict[str, Any]] = []
+        self.count = 0
+
+    def add(self, block: Block, label: str | None = None) -> bool:
+        """Keep ``block``'s image (when images are on and it has a usable source)."""
+        part = image_part(block) if self.enabled else None
+        if part is None:
+            return False
+        self.count += 1
+        if label:
+            self.parts.append({"type": "text", "text": f"Image {self.count} ({label}):"})
+        self.parts.append(part)
+        return True
+
+    def stand_in(self, block: Block, owner: str) -> str:
+        """The text in place of a non-text block of a tool result (its image moved on)."""
+        kind = str(block.get("type"))
+        if kind != "image":
+            return f"[{kind} omitted]"
+        if not self.enabled:
+            return TEXT_ONLY_NOTE
+        if self.add(block, owner):
+            return f"[image {self.count}: sent in the next user message]"
+        return "[image omitted: its source could not be sent]"
+
+
+def _text_of(content: Any, images: _Images, owner: str) -> str:
     if isinstance(content, str):
         return content
     parts = []
@@ -169,12 +226,17 @@ def _text_of(content: Any) -> str:
         if b.get("type") == "text":
             parts.append(str(b.get("text", "")))
         else:
-            parts.append(f"[{b.get('type')} omitted: this endpoint takes text only]")
+            parts.append(images.stand_in(b, owner))
     return "\n".join(parts)
 
 
-def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
-    """History (Anthropic block shape) as Chat Completions messages."""
+def to_openai_messages(
+    system: str, messages: list[Message], *, images: bool = True
+) -> list[dict[str, Any]]:
+    """History (Anthropic block shape) as Chat Completions messages.
+
+    ``images=False`` (text-only servers) replaces every image by a note.
+    """
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -206,17 +268,29 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
             if text or calls:
                 out.append(item)
             continue
-        texts = []
+        collected = _Images(images)
+        texts: list[str] = []
         for b in content:
-            if b.get("type") == "tool_result":
-                body = _text_of(b.get("content", "")) or "(no output)"
+            kind = b.get("type")
+            if kind == "tool_result":
+                owner = f"from the result of tool call {b['tool_use_id']}"
+                body = _text_of(b.get("content", ""), collected, owner) or "(no output)"
                 if b.get("is_error"):
                     body = f"Error: {body}"
                 out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": body})
-            elif b.get("type") == "text" and str(b.get("text", "")).strip():
-                texts.append(str(b["text"]))
-            elif b.get("type") != "text":
-                texts.append(f"[{b.get('type')} omitted]")
-        if texts:
+            elif kind == "text":
+                if str(b.get("text", "")).strip():
+                    texts.append(str(b["text"]))
+            elif kind == "image" and collected.add(b):
+                continue
+            else:
+                texts.append(collected.stand_in(b, "from the user"))
+        # After the tool messages: Chat Completions wants each tool call answered first.
+        if collected.parts:
+            parts = list(collected.parts)
+            if texts:
+                parts.append({"type": "text", "text": "\n\n".join(texts)})
+            out.append({"role": "user", "content": parts})
+        elif texts:
             out.append({"role": "user", "content": "\n\n".join(texts)})
     return out

@@ -181,12 +181,18 @@ async def test_deferred_tool_schema_error_points_at_tool_search(tmp_path: Path) 
         aliases = ()
         should_defer = True
 
+    from codev_ls.tools.tool_search import ToolSearchTool
+
     tool = Deferred()
-    engine, _ = _engine(tmp_path, tool)
+    engine, _ = _engine(tmp_path, tool, ToolSearchTool())
     out = await engine.run_tool("Later", {})
     assert "ToolSearch" in out.text() and "select:Later" in out.text()
     engine.session.discovered_tools.add("Later")
     out = await engine.run_tool("Later", {})
+    assert "ToolSearch" not in out.text()
+    # Without ToolSearch in the pool nothing is deferred: the model had the full schema.
+    engine.session.discovered_tools.clear()
+    out = await engine.run_tool("Later", {}, tools=[tool])
     assert "ToolSearch" not in out.text()
 
 

@@ -185,8 +185,12 @@ async def test_a_server_that_keeps_dying_is_given_up(workspace: Path, tmp_path: 
         assert "gave up after 2 restarts" in status["error"]
         assert "refusing to start" in status["error"]
         assert engine.mcp_tools == []
-        # Reported once (the first crash), not once per attempt.
-        assert len(bridge.messages) == 1
+        # Reported twice, not once per attempt: the first crash (restarting), then the end.
+        levels = [level for level, _ in bridge.messages]
+        assert levels == ["warning", "error"], bridge.messages
+        assert "restarting it" in bridge.messages[0][1]
+        assert "keeps failing" in bridge.messages[1][1]
+        assert "gave up after 2 restarts" in bridge.messages[1][1]
     finally:
         await engine.aclose()
 

@@ -91,3 +91,42 @@ def test_openai_tool_call_pairing() -> None:
         ],
     }
     assert any("not JSON" in p for p in openai_request_problems(bad_args))
+
+
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_openai_images_only_in_user_messages_as_valid_data_urls() -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}
+    image = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_B64}"}}
+    head = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    good = {
+        "model": "m",
+        "messages": [
+            *head,
+            {"role": "tool", "tool_call_id": "call_1", "content": "[image 1: below]"},
+            {"role": "user", "content": [{"type": "text", "text": "Image 1:"}, image]},
+        ],
+    }
+    assert openai_request_problems(good) == []
+    in_tool = {
+        "model": "m",
+        "messages": [*head, {"role": "tool", "tool_call_id": "call_1", "content": [image]}],
+    }
+    assert openai_request_problems(in_tool)
+
+    def with_url(url: str) -> dict[str, Any]:
+        part = {"type": "image_url", "image_url": {"url": url}}
+        return {"model": "m", "messages": [{"role": "user", "content": [part]}]}
+
+    assert any("MIME" in p for p in openai_request_problems(with_url("data:image/svg;base64,AA==")))
+    assert any("base64" in p for p in openai_request_problems(with_url("data:image/png;base64,*")))
+    assert any("data URL" in p for p in openai_request_problems(with_url("file:///x.png")))
+    anthropic_shape = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}],
+    }
+    assert openai_request_problems(anthropic_shape)

@@ -13,6 +13,7 @@ from codev_ls.bridge import ScriptedBridge
 from codev_ls.engine.tool import ToolResult, build_tool
 from codev_ls.model.history import CLEARED_NOTE, SUMMARY_PREFIX, SUMMARY_SYSTEM, conversation_of
 from codev_ls.model.service import chat
+from tests.fakes import anthropic_api
 from tests.fakes._http import Hold
 from tests.fakes.harness import FakeModel
 
@@ -63,6 +64,36 @@ async def test_multi_step_loop_reads_then_answers(fake: FakeModel, rig: Any) -> 
     # Text arrived as deltas, in order, before the tool use.
     kinds = [e["type"] for e in rig.events]
     assert kinds.index("text") < kinds.index("toolUse")
+
+
+async def test_read_of_an_image_reaches_the_model(fake: FakeModel, rig: Any) -> None:
+    """A picture read with Read goes to either model as an image, not as a note."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (4, 3), (200, 30, 30)).save(buf, format="PNG")
+    (rig.root / "red.png").write_bytes(buf.getvalue())
+    fake.push(
+        fake.reply(("Read", {"file_path": str(rig.root / "red.png")})),
+        fake.reply("It is a red rectangle."),
+    )
+    result = await rig.chat("What is in red.png?")
+    assert result.stop_reason == "end_turn", result
+    body = fake.bodies[1]
+    if fake.kind == "anthropic":
+        (block,) = anthropic_api.tool_results(body).values()
+        image = next(b for b in block["content"] if b["type"] == "image")
+        data = image["source"]["data"]
+    else:
+        last = body["messages"][-1]
+        assert last["role"] == "user" and body["messages"][-2]["role"] == "tool"
+        url = next(p for p in last["content"] if p["type"] == "image_url")["image_url"]["url"]
+        assert url.startswith("data:image/png;base64,")
+        data = url.split(",", 1)[1]
+    assert Image.open(io.BytesIO(base64.b64decode(data))).size == (4, 3)
 
 
 async def test_history_carries_over_between_turns(fake: FakeModel, rig: Any) -> None:
@@ -304,10 +335,28 @@ async def test_cancel_from_the_progress_button(fake: FakeModel, rig: Any) -> Non
     assert result.stop_reason == "cancelled"
 
 
-async def test_context_is_bounded_clearing_then_summarizing(
-    fake_anthropic: FakeModel, make_rig: Any
-) -> None:
-    fake = fake_anthropic
+def history_results(fake: FakeModel, body: dict[str, Any]) -> list[str]:
+    """Every tool result in a request's history, in order (as text)."""
+    if fake.kind == "anthropic":
+        return [
+            str(b.get("content"))
+            for m in body["messages"]
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+    return [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+def tool_descriptions(fake: FakeModel, body: dict[str, Any]) -> list[str]:
+    tools = body.get("tools", [])
+    if fake.kind == "anthropic":
+        return [t["description"] for t in tools]
+    return [t["function"]["description"] for t in tools]
+
+
+async def test_context_is_bounded_clearing_then_summarizing(fake: FakeModel, make_rig: Any) -> None:
+    """Both providers: old large tool results are cleared first, then the earlier part is
+    summarized by the model; the requests stay valid (tool calls paired) throughout."""
     rig = make_rig(fake)
     big = rig.root / "big.txt"
     big.write_text("\n".join(f"line {i} " + "x" * 40 for i in range(120)))
@@ -315,7 +364,7 @@ async def test_context_is_bounded_clearing_then_summarizing(
     probe = await rig.chat("hi")
     body = fake.bodies[0]
     overhead = (
-        len(fake.system(body)) + sum(len(t["description"]) + 200 for t in body["tools"])
+        len(fake.system(body)) + sum(len(d) + 200 for d in tool_descriptions(fake, body))
     ) // 4
     result_tokens = len(big.read_text()) // 4
     # Two reads take ~70% of the window: the older one gets cleared, no summary yet.
@@ -328,12 +377,8 @@ async def test_context_is_bounded_clearing_then_summarizing(
     first = await rig.chat("read big.txt twice", session_id=probe.session_id)
     assert first.stop_reason == "end_turn"
     third = fake.bodies[3]
-    results = [
-        str(b.get("content"))
-        for m in third["messages"]
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
+    results = history_results(fake, third)
+    assert len(results) == 2
     assert results[0] == CLEARED_NOTE and results[1] != CLEARED_NOTE
     assert not any(SUMMARY_PREFIX in str(m) for m in third["messages"])
     # A long prompt fills the window: the earlier part is summarized by the model.
@@ -343,13 +388,17 @@ async def test_context_is_bounded_clearing_then_summarizing(
     assert second.stop_reason == "end_turn"
     summary_req = fake.bodies[4]
     assert "tools" not in summary_req
-    assert summary_req["system"][0]["text"] == SUMMARY_SYSTEM
+    assert fake.system(summary_req) == SUMMARY_SYSTEM
     assert "big.txt" in str(summary_req["messages"])
     last = fake.bodies[5]
-    assert SUMMARY_PREFIX in str(last["messages"][0])
-    assert "SUMMARY: big.txt was read twice." in str(last["messages"][0])
-    assert "y" * 100 in str(last["messages"][-1])
+    history = [m for m in last["messages"] if m["role"] != "system"]
+    assert SUMMARY_PREFIX in str(history[0])
+    assert "SUMMARY: big.txt was read twice." in str(history[0])
+    assert "y" * 100 in str(history[-1])
     assert conversation_of(rig.engine.sessions[first.session_id]).summaries == 1
+    if fake.kind == "anthropic":
+        marks = str(last).count("cache_control")
+        assert marks == 3  # system, tool list, last message: within the API's four
 
 
 async def test_complete_for_tools(fake: FakeModel, rig: Any) -> None:

@@ -250,3 +250,122 @@ def test_redact_removes_keys() -> None:
     text = "Incorrect API key provided: sk-abc123456789xyz and my-secret-value"
     out = redact(text, "my-secret-value")
     assert "sk-abc" not in out and "my-secret-value" not in out
+
+
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}}
+
+
+def image_history() -> list[dict]:
+    """A Read whose result is a picture, next to a text-only Glob result."""
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "look at it"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "call_r", "name": "Read", "input": {"file_path": "/a"}},
+                {"type": "tool_use", "id": "call_g", "name": "Glob", "input": {"pattern": "*"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_r",
+                    "content": [IMAGE, {"type": "text", "text": "Image /a (1×1 image/png)."}],
+                },
+                {"type": "tool_result", "tool_use_id": "call_g", "content": "a.png"},
+                {"type": "text", "text": "what colour is it?"},
+            ],
+        },
+    ]
+
+
+async def test_openai_images_follow_the_tool_messages_as_image_url_parts() -> None:
+    with FakeModel("openai") as fake:
+        fake.push(fake.reply("A white pixel."))
+        await collect(fake, request(*image_history()))
+        assert not fake.problems
+    messages = fake.bodies[0]["messages"]
+    roles = [m["role"] for m in messages]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
+    read_result = messages[3]["content"]
+    assert "[image 1: sent in the next user message]" in read_result
+    assert "Image /a (1×1 image/png)." in read_result
+    parts = messages[5]["content"]
+    assert parts[0] == {"type": "text", "text": "Image 1 (from the result of tool call call_r):"}
+    assert parts[1] == {
+        "type": "image_url",
+        "image_url": {"url": f"data:image/png;base64,{PNG_B64}"},
+    }
+    assert parts[2] == {"type": "text", "text": "what colour is it?"}
+
+
+async def test_openai_images_off_for_text_only_servers() -> None:
+    with FakeModel("openai") as fake:
+        fake.push(fake.reply("I cannot see images."))
+        await collect(fake, request(*image_history()), CODEV_OPENAI_IMAGES="0")
+        assert not fake.problems
+    body = fake.bodies[0]
+    assert "image_url" not in str(body)
+    assert "CODEV_OPENAI_IMAGES=0" in body["messages"][3]["content"]
+    assert body["messages"][-1] == {"role": "user", "content": "what colour is it?"}
+
+
+async def test_anthropic_keeps_images_in_the_tool_result(fake_anthropic: FakeModel) -> None:
+    fake_anthropic.push(fake_anthropic.reply("A white pixel."))
+    await collect(fake_anthropic, request(*image_history()))
+    result = fake_anthropic.bodies[0]["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["content"][0]["type"] == "image"
+
+
+@pytest.mark.parametrize("usage_env", ["1", "0"])
+async def test_openai_stream_usage_follows_the_setting(usage_env: str) -> None:
+    """Usage is asked for (and counted) by default; CODEV_OPENAI_STREAM_USAGE=0 leaves the
+    option out, for servers that refuse it, and the answer still completes."""
+    with FakeModel("openai") as fake:
+        fake.push(fake.reply("Hi."))
+        events = await collect(fake, request(), CODEV_OPENAI_STREAM_USAGE=usage_env)
+        assert not fake.problems
+    done = events[-1]
+    assert isinstance(done, MessageComplete) and done.text == "Hi."
+    body = fake.bodies[0]
+    if usage_env == "1":
+        assert body["stream_options"] == {"include_usage": True}
+        assert (done.usage.input_tokens, done.usage.output_tokens) == (30, 12)
+    else:
+        assert "stream_options" not in body
+        assert done.usage.context_tokens == 0
+
+
+@pytest.mark.parametrize("include_usage", [True, False, None])
+def test_the_openai_fake_sends_usage_only_when_asked(include_usage: bool | None) -> None:
+    """The fake itself, over HTTP: with include_usage every chunk has "usage": null and a
+    last chunk (no choices) the usage; without it no chunk has a usage field."""
+    import json
+
+    import httpx
+
+    from tests.fakes import openai_api
+
+    body: dict = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    if include_usage is not None:
+        body["stream_options"] = {"include_usage": include_usage}
+    with FakeModel("openai") as fake:
+        fake.push(fake.reply("Hello there"))
+        raw = httpx.post(
+            f"{fake.server.base_url}/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {openai_api.API_KEY}"},
+        ).text
+    lines = [line[6:] for line in raw.splitlines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    chunks = [json.loads(line) for line in lines[:-1]]
+    if include_usage:
+        *content, last = chunks
+        assert all("usage" in c and c["usage"] is None for c in content)
+        assert last["choices"] == [] and last["usage"]["total_tokens"] == 42
+    else:
+        assert all("usage" not in c for c in chunks)
+        assert all(c["choices"] for c in chunks)

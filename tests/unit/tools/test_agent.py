@@ -11,6 +11,7 @@ import pytest
 
 from codev_ls.bridge import ScriptedBridge
 from codev_ls.model.agents import clamp_mode, find_agent_types
+from codev_ls.permissions.types import PERMISSION_MODES
 from tests.fakes.harness import FakeModel
 
 
@@ -22,6 +23,25 @@ def main_requests(fake: FakeModel) -> list[dict]:
     return [b for b in fake.bodies if not fake.is_subagent(b)]
 
 
+def sub_sessions(rig: Any) -> list[Any]:
+    """The sub-agent sessions the engine holds right now."""
+    return [s for s in list(rig.engine.sessions.values()) if s.depth > 0]
+
+
+def watch_sub_sessions(fake: FakeModel, rig: Any) -> list[int]:
+    """How many sub-agent sessions the engine held at each sub-agent request."""
+    seen: list[int] = []
+    route = fake.server.responder
+
+    def responder(rec: Any) -> Any:
+        if fake.is_subagent(rec.body):
+            seen.append(len(sub_sessions(rig)))
+        return route(rec) if route is not None else None
+
+    fake.server.responder = responder
+    return seen
+
+
 async def test_foreground_agent_reports_back(fake: FakeModel, make_rig: Any) -> None:
     rig = make_rig(fake, bridge=ScriptedBridge(answers=["allow_once"]))
     (rig.root / "notes.md").write_text("The answer is 42.\n")
@@ -29,6 +49,7 @@ async def test_foreground_agent_reports_back(fake: FakeModel, make_rig: Any) -> 
         fake.reply(("Read", {"file_path": str(rig.root / "notes.md")})),
         fake.reply("REPORT: notes.md says the answer is 42."),
     )
+    seen = watch_sub_sessions(fake, rig)
     fake.push(
         fake.reply(
             ("Agent", {"description": "Find the answer", "prompt": "Find the answer in notes.md"})
@@ -37,6 +58,10 @@ async def test_foreground_agent_reports_back(fake: FakeModel, make_rig: Any) -> 
     )
     result = await rig.chat("what is the answer?")
     assert result.stop_reason == "end_turn"
+    # Its session existed while it ran, and was dropped once the report was made.
+    assert seen == [1, 1]
+    assert sub_sessions(rig) == []
+    assert set(rig.engine.sessions) == {rig.engine.session.id, result.session_id}
     outcome = rig.of_type("toolResult")[0]
     assert outcome["status"] == "success"
     assert "REPORT: notes.md says the answer is 42." in outcome["content"]
@@ -79,6 +104,33 @@ async def test_agent_mode_is_never_more_permissive(
     assert not (rig.root / "x.txt").exists()
     content = rig.of_type("toolResult")[-1]["content"]
     assert "more permissive than yours" in content and "'default'" in content
+
+
+async def test_an_auto_parent_cannot_start_an_accept_edits_child(
+    fake_anthropic: FakeModel, make_rig: Any
+) -> None:
+    """acceptEdits would approve an edit the auto classifier might refuse: the child runs in
+    default mode, so its Write asks the user (who rejects it here)."""
+    fake = fake_anthropic
+    rig = make_rig(fake, bridge=ScriptedBridge(answers=["allow_once", "reject"]))
+    rig.engine.set_mode("auto")
+    target = rig.root / "x.txt"
+    fake.route_subagents(
+        fake.reply(("Write", {"file_path": str(target), "content": "x"})),
+        fake.reply("I could not write."),
+    )
+    fake.push(
+        fake.reply(
+            ("Agent", {"description": "Write x", "prompt": "write x.txt", "mode": "acceptEdits"})
+        ),
+        fake.reply("ok"),
+    )
+    await rig.chat("go")
+    assert [r.tool_name for r in rig.bridge.requests] == ["Agent", "Write"]
+    assert not target.exists()
+    content = rig.of_type("toolResult")[-1]["content"]
+    assert "'acceptEdits' allows what yours ('auto') does not" in content
+    assert "ran in 'default'" in content
 
 
 async def test_custom_agent_type_tools_and_model(fake_anthropic: FakeModel, make_rig: Any) -> None:
@@ -143,6 +195,7 @@ async def test_background_agent_read_with_task_output(fake: FakeModel, make_rig:
         fake.reply(("Read", {"file_path": str(rig.root / "data.txt")})),
         fake.reply("BG REPORT: data.txt holds payload."),
     )
+    seen = watch_sub_sessions(fake, rig)
     fake.push(
         fake.reply(
             (
@@ -167,6 +220,8 @@ async def test_background_agent_read_with_task_output(fake: FakeModel, make_rig:
     task = get_task_manager(rig.engine).get(task_id)
     await asyncio.wait_for(task.finished.wait(), 20)
     gate.set()
+    # The background agent's session is gone once its task ended.
+    assert seen == [1, 1] and sub_sessions(rig) == []
     fake.push(
         fake.reply(("TaskOutput", {"task_id": task_id})),
         fake.reply("The background agent says payload."),
@@ -208,6 +263,8 @@ async def test_background_agent_stopped_with_task_stop(
 
     task = get_task_manager(rig.engine).get(task_id)
     assert task.status == "killed" and not task.running
+    await asyncio.wait_for(task.finished.wait(), 20)
+    assert sub_sessions(rig) == []  # dropped when the stopped task ended
 
 
 def git(root: Path, *args: str) -> str:
@@ -291,6 +348,23 @@ def test_clamp_mode_and_builtin_type(workspace: Path) -> None:
     assert clamp_mode("bypassPermissions", "default") == "default"
     assert clamp_mode("plan", "acceptEdits") == "plan"
     assert clamp_mode(None, "acceptEdits") == "acceptEdits"
+    # acceptEdits and auto are incomparable: neither parent can start the other kind.
+    allowed = {
+        parent: {child for child in PERMISSION_MODES if clamp_mode(child, parent) == child}
+        for parent in PERMISSION_MODES
+    }
+    assert allowed == {
+        "plan": {"plan"},
+        "default": {"plan", "default"},
+        "acceptEdits": {"plan", "default", "acceptEdits"},
+        "auto": {"plan", "default", "auto"},
+        "bypassPermissions": set(PERMISSION_MODES),
+    }
+    assert clamp_mode("acceptEdits", "auto") == "default"
+    assert clamp_mode("auto", "acceptEdits") == "default"
+    assert clamp_mode("bypassPermissions", "auto") == "auto"
+    assert clamp_mode("bypassPermissions", "acceptEdits") == "acceptEdits"
+    assert all(clamp_mode(None, parent) == parent for parent in PERMISSION_MODES)
     types, problems = find_agent_types(workspace)
     assert "general-purpose" in types and problems == []
 

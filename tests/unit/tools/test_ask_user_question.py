@@ -59,3 +59,51 @@ async def test_bad_questions_are_refused(fake_anthropic: FakeModel, make_rig: An
     assert "options" in first and "invalid input" in first
     assert "different labels" in second
     assert not rig.bridge.questions
+
+
+CHECKS = {
+    "questions": [
+        {
+            "question": "Which checks should run?",
+            "header": "Checks",
+            "options": [{"label": "Lint"}, {"label": "Tests"}, {"label": "Docs"}],
+            "multiSelect": True,
+        },
+        {
+            "question": "Anything else?",
+            "options": [{"label": "Bench"}, {"label": "Fuzz"}],
+            "multiSelect": True,
+        },
+    ]
+}
+
+
+async def test_multi_select_answers_all_go_back(fake: FakeModel, make_rig: Any) -> None:
+    rig = make_rig(fake, bridge=ScriptedBridge(question_answers=[["Lint", "Docs"], []]))
+    fake.push(fake.reply(("AskUserQuestion", CHECKS)), fake.reply("Lint and docs."))
+    await rig.chat("set up CI")
+    first, second = rig.bridge.questions
+    assert first.multi_select and second.multi_select
+    text = next(iter(fake.results(fake.bodies[1]).values()))
+    assert '"Which checks should run?" = "Lint", "Docs"' in text
+    assert '"Anything else?" = (none of the options chosen)' in text
+    assert "dismissed" not in text
+
+
+async def test_terminal_bridge_multi_select() -> None:
+    import io
+
+    from codev_ls.bridge import Question, TerminalBridge
+
+    def bridge(line: str, **kw: Any) -> TerminalBridge:
+        return TerminalBridge(stdin=io.StringIO(line), stderr=io.StringIO(), **kw)
+
+    q = Question("Which?", ["Lint", "Tests", "Docs"], multi_select=True)
+    assert await bridge("1, 3\n", interactive=True).ask_question(q) == ["Lint", "Docs"]
+    assert await bridge("3 1 3\n", interactive=True).ask_question(q) == ["Docs", "Lint"]
+    assert await bridge("2, Perf\n", interactive=True).ask_question(q) == ["Tests", "Perf"]
+    assert await bridge("-\n", interactive=True).ask_question(q) == []
+    assert await bridge("\n", interactive=True).ask_question(q) is None
+    assert await bridge("", assume_yes=True).ask_question(q) == ["Lint"]
+    single = Question("Which?", ["Lint", "Tests"])
+    assert await bridge("2\n", interactive=True).ask_question(single) == "Tests"

@@ -130,3 +130,39 @@ def test_many_mcp_tools_are_deferred(workspace: Any, monkeypatch: Any) -> None:
     assert apply_deferral(engine, {})["deferred"] is False
     specs, deferred = tool_specs(engine.tool_pool(), engine.session, 20_000)
     assert deferred == [] and "mcp__big__tool1" in [s.name for s in specs]
+
+
+async def test_schema_hint_only_for_a_tool_really_deferred(
+    fake_anthropic: FakeModel, make_rig: Any
+) -> None:
+    """The "schema not sent" hint needs ToolSearch in the pool, no always_load, and the
+    tool not loaded yet; otherwise the model did get the schema and the hint would lie."""
+    rig = make_rig(fake_anthropic)
+    slack = deferred_tool()
+    pinned = build_tool(
+        name="Pinned",
+        description="A deferrable tool that is always loaded.",
+        should_defer=True,
+        always_load=True,
+        input_json_schema={
+            "type": "object",
+            "properties": {"x": {"type": "string"}},
+            "required": ["x"],
+            "additionalProperties": False,
+        },
+        is_read_only=lambda input: True,
+        call=slack.call,
+    )
+    search = ToolSearchTool()
+    hint = "was not sent to you"
+
+    async def blind(name: str, pool: list[Any]) -> str:
+        outcome = await rig.engine.run_tool(name, {"message": "hi"}, tools=pool)
+        assert outcome.status == "error"
+        return outcome.text()
+
+    assert hint in await blind("SlackSend", [slack, search])
+    assert hint not in await blind("SlackSend", [slack])  # no ToolSearch: sent in full
+    assert hint not in await blind("Pinned", [pinned, search])  # always loaded
+    rig.engine.session.discovered_tools.add("SlackSend")
+    assert hint not in await blind("SlackSend", [slack, search])  # loaded already
