@@ -210,7 +210,6 @@ async function chatScenario(page, result) {
   await frame.locator(".turn.text", { hasText: "Thinking" }).nth(0).waitFor({ timeout: 60000 });
   result.streamed = await frame.locator(".turn.text").last().innerText();
   result.stopEnabledWhileStreaming = await frame.locator("#stop").isEnabled();
-  await page.screenshot({ path: path.join(shots, "vscode-chat.png") });
   await frame.locator("#stop").click();
   await frame.locator(".tool", { hasText: "— cancelled" }).waitFor({ timeout: 30000 });
   result.stopEnabledAfter = await frame.locator("#stop").isEnabled();
