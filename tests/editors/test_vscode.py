@@ -247,7 +247,10 @@ def test_permission_prompt_is_a_notification_and_allow_writes_the_file(
     assert "from-vscode.txt" in result["prompt"]
     # Short buttons; the rules they keep are in the message.
     assert result["buttons"] == ["Allow once", "This session", "Always", "Reject"]
-    assert "(This session: Edit(/from-vscode.txt) · Always: Edit(/from-vscode.txt))" in result["prompt"]
+    assert (
+        "(This session: Edit(/from-vscode.txt) · Always: Edit(/from-vscode.txt))"
+        in result["prompt"]
+    )
     assert (workspace / "from-vscode.txt").read_text() == "written-by-codev\n"
     assert (screenshots / "vscode-permission-prompt.png").stat().st_size > 10_000
 
@@ -255,7 +258,9 @@ def test_permission_prompt_is_a_notification_and_allow_writes_the_file(
 # The edit scenarios run in one VS Code session (one start-up instead of three).
 GREETING = 'print("hello")\n'
 FAREWELL = 'print("bye")\n'
-TWO_PLACES = 'first = "value"\n' + "".join(f"# line {i}\n" for i in range(2, 12)) + 'last = "value"\n'
+TWO_PLACES = (
+    'first = "value"\n' + "".join(f"# line {i}\n" for i in range(2, 12)) + 'last = "value"\n'
+)
 
 
 @pytest.fixture(scope="module")
