@@ -14,10 +14,14 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.fakes._http import Hold
+from tests.fakes.harness import FakeModel
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "neovim"
@@ -33,7 +37,9 @@ def _nvim() -> str:
     return found
 
 
-def _drive(scenario: str, workspace: Path, tmp_path: Path) -> dict:
+def _drive(
+    scenario: str, workspace: Path, tmp_path: Path, env_extra: dict[str, str] | None = None
+) -> dict:
     env = dict(os.environ)
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         folder = tmp_path / var.lower()
@@ -47,6 +53,7 @@ def _drive(scenario: str, workspace: Path, tmp_path: Path) -> dict:
         CODEV_RESULT=str(result_path),
         CODEV_CMD=json.dumps([sys.executable, "-m", "codev_ls"]),
     )
+    env.update(env_extra or {})
     proc = subprocess.run(
         [_nvim(), "--headless", "--clean", "-l", str(PLUGIN / "tests" / "drive.lua")],
         cwd=workspace,
@@ -105,6 +112,96 @@ def test_cancelled_bash_is_interrupted_and_its_process_is_gone(
         time.sleep(0.1)
     assert left.returncode != 0, f"the sleep is still running: {left.stdout}"
     assert not (workspace / "never.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [({}, "plan"), ({"permission_mode": "acceptEdits"}, "acceptEdits")],
+    ids=["from-the-settings", "from-setup"],
+)
+def test_status_shows_the_mode_and_codev_mode_and_explain_work(
+    workspace: Path, notes: Path, tmp_path: Path, setup: dict[str, str], expected: str
+) -> None:
+    """The status line has the mode before any :CodevMode: the project's defaultMode as the
+    server reports it, or the mode setup() asked for (which wins over the settings)."""
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text(
+        json.dumps({"permissions": {"defaultMode": "plan", "ask": ["Bash(git push:*)"]}})
+    )
+    result = _drive("mode-explain", workspace, tmp_path, {"CODEV_SETUP": json.dumps(setup)})
+    assert result["status_at_start"] == f"Codev[{expected}]"
+    assert result["server_mode_at_start"] == expected
+    assert result["status_after_mode"] == "Codev[default]"
+    assert result["server_mode_after"] == "default"
+    lines = result["explanation"]
+    assert lines[0] == 'Bash {"command":"git push origin main"}'
+    assert lines[1] == "Decision: ask (mode default, rule Bash(git push:*))", lines
+    assert result["explain_float"] is True
+
+
+@pytest.mark.parametrize("launch", ["python -m codev_ls", "codev-ls script"])
+def test_checkhealth_reports_the_server_and_its_python(
+    workspace: Path, notes: Path, tmp_path: Path, launch: str
+) -> None:
+    """:checkhealth codev names the Python that runs the server — the command's own, or the one
+    in the codev-ls script's shebang — not whatever python3 is first on PATH."""
+    if launch == "codev-ls script":
+        script = Path(sys.executable).parent / "codev-ls"
+        if not script.exists():
+            pytest.fail(f"{script} is missing: pip install -e . installs the codev-ls script")
+        cmd = [str(script)]
+        interpreter = script.read_text().splitlines()[0].removeprefix("#!").strip()
+    else:
+        cmd = [sys.executable, "-m", "codev_ls"]
+        interpreter = sys.executable
+    result = _drive("health", workspace, tmp_path, {"CODEV_CMD": json.dumps(cmd)})
+    text = "\n".join(result["health"])
+    version = subprocess.run(
+        [*cmd, "--version"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    python = ".".join(str(n) for n in sys.version_info[:3])
+    assert f"OK server: {version} ({' '.join(cmd)})" in text, text
+    assert f"OK Python {python} ({interpreter}): the server's interpreter" in text, text
+    assert re.search(r"OK attached: client \d+, root " + re.escape(str(workspace)), text), text
+    assert "ripgrep (rg)" in text and "Model provider" in text
+    assert "WARNING no model provider configured" in text  # the tests' environment has none
+    assert "ERROR" not in text, text
+
+
+def test_progress_reaches_the_status_line_and_the_messages(
+    workspace: Path, notes: Path, tmp_path: Path
+) -> None:
+    result = _drive("progress", workspace, tmp_path, {"CODEV_SETUP": '{"progress": "notify"}'})
+    assert result["outcome"]["status"] == "success"
+    # While it ran, the status line named it; afterwards only the mode is left.
+    assert any(s.startswith("Codev[default] Bash") for s in result["statuses"]), result["statuses"]
+    assert result["status_after"] == "Codev[default]"
+    messages = result["messages"]
+    assert any(m.startswith("Bash") and "step-one" in m for m in messages), messages
+    assert any(m.startswith("Bash") and m.endswith(": done") for m in messages), messages
+
+
+def test_chat_buffer_streams_and_ctrl_c_cancels(
+    workspace: Path, notes: Path, tmp_path: Path, fake_anthropic: FakeModel
+) -> None:
+    release = threading.Event()
+    fake_anthropic.push(
+        fake_anthropic.reply("Hello from the fake model."),
+        fake_anthropic.reply("Thinking", Hold(release, 60), " and done."),
+    )
+    try:
+        result = _drive("chat", workspace, tmp_path, fake_anthropic.env)
+    finally:
+        release.set()
+    assert result["chat_filetype"] == "markdown"
+    assert "## You\nsay hello" in result["first"]
+    assert "Hello from the fake model." in result["first"]
+    # Still held by the fake model: only the streamed events could have shown "Thinking".
+    assert "Thinking" in result["streamed"] and "and done" not in result["streamed"]
+    assert result["final"].endswith("— cancelled")
+    assert result["busy_after"] is False
+    users = [fake_anthropic.last_user_text(b) for b in fake_anthropic.bodies]
+    assert users == ["say hello", "think slowly"]
 
 
 INIT_LUA = """

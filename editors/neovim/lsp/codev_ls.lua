@@ -5,7 +5,12 @@ return {
   cmd = { 'codev-ls' },
   -- Codev works on any file of a project: no filetype filter.
   root_markers = { '.codev', '.git', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod' },
-  init_options = { permissionMode = 'default' },
+  -- No init_options.permissionMode here: the settings files' defaultMode decides unless setup()
+  -- (permission_mode) or the user's config asks for one.
+  -- The status line shows the permission mode from the start.
+  on_init = function(client)
+    require('codev').on_init(client)
+  end,
   handlers = {
     ['window/showMessageRequest'] = function(...)
       return require('codev.prompt').show_message_request(...)

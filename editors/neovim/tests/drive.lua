@@ -3,8 +3,9 @@
 --   nvim --headless --clean -l drive.lua
 --
 -- Environment: CODEV_PLUGIN (the plugin folder), CODEV_CMD (JSON list: how to start the server),
--- CODEV_WS (the workspace), CODEV_SCENARIO (allow-edit | reject-edit | cancel-bash | mcp-approve),
--- CODEV_RESULT (where to write the JSON result). The Python test checks the disk and processes.
+-- CODEV_WS (the workspace), CODEV_SCENARIO (allow-edit | reject-edit | cancel-bash | mcp-approve |
+-- mode-explain | health | progress | chat), CODEV_RESULT (where to write the JSON result),
+-- CODEV_SETUP (optional JSON merged into setup()). The Python test checks the disk and processes.
 local plugin = assert(os.getenv('CODEV_PLUGIN'))
 local ws = assert(os.getenv('CODEV_WS'))
 local scenario = assert(os.getenv('CODEV_SCENARIO'))
@@ -63,8 +64,19 @@ local function run_tool(name, input)
   end
 end
 
+--- Record every vim.notify message (the plugin's one-line messages), in order.
+local notified = {}
+vim.notify = function(msg, level)
+  notified[#notified + 1] = { msg = msg, level = level }
+end
+
+local function buffer_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+end
+
 local ok, err = pcall(function()
-  codev.setup({ cmd = cmd, progress = false })
+  local extra = os.getenv('CODEV_SETUP')
+  codev.setup(vim.tbl_extend('force', { cmd = cmd, progress = false }, extra and vim.json.decode(extra) or {}))
   local file = ws .. '/notes.txt'
   vim.cmd.edit(vim.fn.fnameescape(file))
   wait(20000, function()
@@ -120,6 +132,81 @@ local ok, err = pcall(function()
       return mcp_state() == 'ready'
     end, 'the MCP server to be ready')
     result.mcp_state = mcp_state()
+  elseif scenario == 'mode-explain' then
+    -- The status line shows a mode without :CodevMode (init_options, then the server's answer).
+    wait(5000, function()
+      return codev.status():find('[', 1, true) ~= nil
+    end, 'the status line to show the mode')
+    result.status_at_start = codev.status()
+    local function server_mode()
+      return codev.get_client():request_sync('codev/permissionMode', vim.empty_dict(), 3000).result.mode
+    end
+    result.server_mode_at_start = server_mode()
+    vim.cmd('CodevMode default')
+    wait(5000, function()
+      return codev.status() == 'Codev[default]'
+    end, ':CodevMode to change the status line')
+    result.status_after_mode = codev.status()
+    result.server_mode_after = server_mode()
+    codev.last_explanation = nil
+    vim.cmd([[CodevExplain Bash {"command": "git push origin main"}]])
+    wait(10000, function()
+      return codev.last_explanation ~= nil
+    end, 'the explanation')
+    result.explanation = codev.last_explanation
+    result.explain_float = false
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local b = vim.api.nvim_win_get_buf(win)
+      if vim.api.nvim_win_get_config(win).relative ~= '' and buffer_text(b):find('Decision:', 1, true) then
+        result.explain_float = true
+      end
+    end
+  elseif scenario == 'health' then
+    -- In a float: a headless Neovim cannot draw the tab page :checkhealth opens by default.
+    vim.g.health = { style = 'float' }
+    vim.cmd('checkhealth codev')
+    result.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  elseif scenario == 'progress' then
+    -- A Bash that prints, waits (Bash reports its output after 2 s) and prints again (read-only:
+    -- it runs without asking): its progress reaches LspProgress, the status line and the messages
+    -- (progress = 'notify' here).
+    local seen = {}
+    local bash = run_tool('Bash', { command = 'echo step-one; sleep 2.6; echo step-two', description = 'two steps' })
+    wait(20000, function()
+      local s = codev.status()
+      if s ~= 'Codev[default]' and not vim.tbl_contains(seen, s) then
+        seen[#seen + 1] = s
+      end
+      return bash() ~= nil
+    end, 'the Bash outcome')
+    result.outcome = bash()
+    result.statuses = seen
+    result.status_after = codev.status()
+    result.messages = vim.tbl_map(function(n)
+      return n.msg
+    end, notified)
+  elseif scenario == 'chat' then
+    vim.cmd('CodevAsk say hello')
+    local chat = require('codev.chat')
+    wait(20000, function()
+      return chat.buf and buffer_text(chat.buf):find('— end_turn', 1, true) ~= nil
+    end, 'the first answer')
+    result.first = buffer_text(chat.buf)
+    result.chat_filetype = vim.bo[chat.buf].filetype
+    vim.cmd('CodevAsk think slowly')
+    wait(20000, function()
+      return chat.busy and buffer_text(chat.buf):find('Thinking', 1, true) ~= nil
+    end, 'the streamed start of the second answer')
+    result.streamed = buffer_text(chat.buf)
+    -- <C-c> in the chat window stops the turn, as a user would press it.
+    local win = vim.fn.bufwinid(chat.buf)
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<C-c>', true, false, true), 'x', false)
+    wait(20000, function()
+      return buffer_text(chat.buf):find('— cancelled', 1, true) ~= nil
+    end, 'the cancelled turn')
+    result.busy_after = chat.busy
+    result.final = buffer_text(chat.buf)
   else
     error('unknown scenario ' .. scenario)
   end

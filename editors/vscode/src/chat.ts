@@ -2,34 +2,30 @@
 // with a Stop button that cancels the turn.
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
-import { escapeHtml, outcomeText, renderMarkdown, ToolOutcome } from "./logic";
-
-interface ChatEvent {
-  sessionId: string;
-  type: "text" | "toolUse" | "toolResult" | "done";
-  delta?: string;
-  toolUseId?: string;
-  name?: string;
-  input?: unknown;
-  outcome?: ToolOutcome;
-  status?: string;
-  content?: unknown;
-  stopReason?: string;
-}
+import { ChatEvent, ChatResult, ChatTranscript, ViewMessage } from "./chatModel";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view?: vscode.WebviewView;
-  private sessionId?: string;
-  private text = "";
-  private pending: unknown[] = [];
+  private pending: ViewMessage[] = [];
+  private readonly transcript = new ChatTranscript((m) => this.post(m));
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly getClient: () => Promise<LanguageClient>,
   ) {}
 
+  /**
+   * Listen to `client`'s chat events. Called for every client the extension starts (before
+   * `start()`, so no event is missed) — a restarted server is a new client, and without this its
+   * events would go nowhere.
+   */
   attach(client: LanguageClient) {
-    client.onNotification("codev/chatEvent", (ev: ChatEvent) => this.onEvent(ev));
+    client.onNotification("codev/chatEvent", (ev: ChatEvent) => this.transcript.onEvent(ev));
+  }
+
+  /** The server is restarting: a running turn ends there (and Stop is disabled again). */
+  reset(reason: string) {
+    this.transcript.reset(reason);
   }
 
   resolveWebviewView(view: vscode.WebviewView) {
@@ -46,52 +42,32 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   async ask() {
     await vscode.commands.executeCommand("codev.chat.focus");
-    const prompt = await vscode.window.showInputBox({ prompt: "Ask Codev" });
+    // The view takes the focus when it first opens: the box must not close when that happens.
+    const prompt = await vscode.window.showInputBox({ prompt: "Ask Codev", ignoreFocusOut: true });
     if (prompt) await this.send(prompt);
   }
 
-  private post(message: unknown) {
+  private post(message: ViewMessage) {
     if (this.view) this.view.webview.postMessage(message);
     else this.pending.push(message);
   }
 
   private async send(prompt: string) {
-    const client = await this.getClient();
-    this.text = "";
-    this.post({ type: "user", html: escapeHtml(prompt) });
+    const turn = this.transcript.begin(prompt);
     try {
-      const res = (await client.sendRequest("codev/chat", { prompt, sessionId: this.sessionId })) as {
-        sessionId: string;
-        stopReason: string;
-      };
-      this.sessionId = res.sessionId;
+      const client = await this.getClient();
+      const params = this.transcript.sessionId ? { prompt, sessionId: this.transcript.sessionId } : { prompt };
+      const res = (await client.sendRequest("codev/chat", params)) as ChatResult;
+      this.transcript.finish(res, turn);
     } catch (e) {
-      this.post({ type: "error", html: escapeHtml(String((e as Error).message ?? e)) });
-      this.post({ type: "done", stopReason: "error" });
+      this.transcript.fail(String((e as Error).message ?? e), turn);
     }
   }
 
   private async stop() {
     const client = await this.getClient();
-    await client.sendRequest("codev/cancel", this.sessionId ? { sessionId: this.sessionId } : {});
-  }
-
-  private onEvent(ev: ChatEvent) {
-    this.sessionId = ev.sessionId ?? this.sessionId;
-    if (ev.type === "text") {
-      this.text += ev.delta ?? "";
-      this.post({ type: "text", html: renderMarkdown(this.text) });
-    } else if (ev.type === "toolUse") {
-      this.text = "";
-      const input = JSON.stringify(ev.input ?? {});
-      this.post({ type: "toolUse", html: `<b>${escapeHtml(ev.name ?? "?")}</b> <code>${escapeHtml(input.slice(0, 200))}</code>` });
-    } else if (ev.type === "toolResult") {
-      const o = (ev.outcome ?? ev) as ToolOutcome;
-      this.post({ type: "toolResult", status: o.status, html: escapeHtml(outcomeText(o).slice(0, 500)) });
-    } else if (ev.type === "done") {
-      this.text = "";
-      this.post({ type: "done", stopReason: ev.stopReason });
-    }
+    const sid = this.transcript.sessionId;
+    await client.sendRequest("codev/cancel", sid ? { sessionId: sid } : {});
   }
 
   private html(webview: vscode.Webview): string {

@@ -8,25 +8,42 @@ import {
   ApplyWorkspaceEditRequest,
   LanguageClient,
   LanguageClientOptions,
+  MessageType,
   ServerOptions,
+  ShowMessageRequest,
+  ShowMessageRequestParams,
   TransportKind,
 } from "vscode-languageclient/node";
 import {
   McpServerStatus,
+  MessageAction,
   PERMISSION_MODES,
-  SECRET_KEYS,
+  SECRET_NAMES_STATE,
+  SecretPickItem,
   ToolOutcome,
+  explanationText,
   heldMcpServers,
+  originalAction,
+  outcomeDetail,
   outcomeSummary,
   outcomeText,
   parseToolInput,
+  readSecrets,
+  recordSecretName,
+  secretNames,
+  secretPickItems,
+  secretStorageKey,
   serverCommand,
   serverEnv,
+  shortPermissionPrompt,
   statusText,
 } from "./logic";
 import { ChatViewProvider } from "./chat";
 
 let client: LanguageClient | undefined;
+// The client being started (at activation or by a restart): requests made meanwhile wait for it.
+let starting: Promise<LanguageClient | undefined> | undefined;
+let chat: ChatViewProvider | undefined;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 let mode = "default";
@@ -36,10 +53,35 @@ function config() {
   return vscode.workspace.getConfiguration("codev");
 }
 
+/** The custom secret names "Codev: Set API Key…" stored (the known ones are always read). */
+function recordedSecretNames(context: vscode.ExtensionContext): string[] {
+  return context.globalState.get<string[]>(SECRET_NAMES_STATE, []);
+}
+
 async function secrets(context: vscode.ExtensionContext): Promise<Record<string, string | undefined>> {
-  const values: Record<string, string | undefined> = {};
-  for (const key of SECRET_KEYS) values[key] = await context.secrets.get(`codev.${key}`);
-  return values;
+  return readSecrets(secretNames(recordedSecretNames(context)), (key) => context.secrets.get(key));
+}
+
+/**
+ * `window/showMessageRequest` with short buttons for Codev's permission prompts (the rules they
+ * keep go into the message), mapped back to the server's action; other questions as they came.
+ * vscode-languageclient 9 has no middleware hook for this request, so the handler replaces the
+ * library's (registered before start(), it is installed in place of the default one).
+ */
+async function showMessageRequest(params: ShowMessageRequestParams): Promise<MessageAction | null> {
+  const show =
+    params.type === MessageType.Error
+      ? vscode.window.showErrorMessage
+      : params.type === MessageType.Warning
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+  const prompt = shortPermissionPrompt(params.message, params.actions);
+  if (!prompt) {
+    const picked = await show(params.message, ...(params.actions ?? []));
+    return picked ?? null;
+  }
+  const label = await show(prompt.message, ...prompt.labels);
+  return originalAction(prompt, label);
 }
 
 function updateStatus() {
@@ -74,9 +116,13 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
     },
   };
   const c = new LanguageClient("codev", "Codev LS", serverOptions, clientOptions);
-  await c.start();
+  // Handlers registered before start() take the place of the library's defaults from the first
+  // message on (and every restarted client gets them again).
   // Accepted edits are saved: Codev's contract is that an approved edit is on disk when the tool ends.
   c.onRequest(ApplyWorkspaceEditRequest.type, (params: ApplyWorkspaceEditParams) => applyAndSave(c, params));
+  c.onRequest(ShowMessageRequest.type, showMessageRequest);
+  chat?.attach(c);
+  await c.start();
   return c;
 }
 
@@ -102,8 +148,32 @@ async function applyAndSave(c: LanguageClient, params: ApplyWorkspaceEditParams)
 }
 
 async function ensureClient(): Promise<LanguageClient> {
+  while (!client && starting) await starting;
   if (!client) throw new Error("Codev LS is not running (Codev: Restart Server).");
   return client;
+}
+
+/**
+ * Start a client once `before` is done (a restart's stop of the old one), showing the error when
+ * it cannot start. Requests made meanwhile wait for it (ensureClient).
+ */
+function launch(context: vscode.ExtensionContext, before?: Promise<unknown>): Promise<LanguageClient | undefined> {
+  const started = (async () => {
+    if (before) await before;
+    try {
+      client = await startClient(context);
+      return client;
+    } catch (e) {
+      vscode.window.showErrorMessage(`Codev LS could not start: ${e}. Check codev.serverPath / codev.pythonPath.`);
+      return undefined;
+    }
+  })();
+  starting = started;
+  void started.finally(() => {
+    if (starting === started) starting = undefined;
+    updateStatus();
+  });
+  return started;
 }
 
 async function runTool() {
@@ -124,7 +194,8 @@ async function runTool() {
   const outcome = (await c.sendRequest("codev/runTool", { name: pick.label, input: parsed.value })) as ToolOutcome;
   output.appendLine(`── ${outcomeSummary(pick.label, outcome)}`);
   output.appendLine(outcomeText(outcome));
-  const summary = outcomeSummary(pick.label, outcome);
+  const detail = outcomeDetail(outcome);
+  const summary = outcomeSummary(pick.label, outcome) + (detail ? ` — ${detail}` : "");
   if (outcome.status === "success") vscode.window.showInformationMessage(summary, "Show Output").then((a) => a && output.show());
   else vscode.window.showWarningMessage(`${summary}: ${outcomeText(outcome).slice(0, 300)}`);
 }
@@ -150,7 +221,7 @@ async function explainPermission() {
     return;
   }
   const res = (await c.sendRequest("codev/explainPermission", { name, input: parsed.value })) as Record<string, unknown>;
-  const explanation = String(res.text ?? res.explanation ?? JSON.stringify(res, null, 2));
+  const explanation = explanationText(res);
   output.appendLine(`── explain ${name}`);
   output.appendLine(explanation);
   vscode.window.showInformationMessage(explanation.slice(0, 500), "Show Output").then((a) => a && output.show());
@@ -172,24 +243,56 @@ async function approveMcpServer() {
   vscode.window.showInformationMessage(res.message);
 }
 
+/** Pick a secret's name: one of the known keys, a recorded one, or any name typed in the box. */
+async function pickSecretName(context: vscode.ExtensionContext): Promise<string | undefined> {
+  const recorded = recordedSecretNames(context);
+  const stored = new Set<string>();
+  for (const name of secretNames(recorded)) {
+    if (await context.secrets.get(secretStorageKey(name))) stored.add(name);
+  }
+  const qp = vscode.window.createQuickPick<SecretPickItem & vscode.QuickPickItem>();
+  qp.placeholder = "Which key? Pick one, or type any variable name (e.g. DEEPSEEK_API_KEY)";
+  qp.items = secretPickItems("", recorded, stored);
+  qp.onDidChangeValue((typed) => (qp.items = secretPickItems(typed, recorded, stored)));
+  const name = await new Promise<string | undefined>((resolve) => {
+    qp.onDidAccept(() => {
+      const item = qp.selectedItems[0];
+      if (item && item.name === "") {
+        vscode.window.showErrorMessage(`"${item.label}" is not a valid environment variable name (letters, digits and _).`);
+        return;
+      }
+      resolve(item?.name);
+      qp.hide();
+    });
+    qp.onDidHide(() => resolve(undefined));
+    qp.show();
+  });
+  qp.dispose();
+  return name;
+}
+
 async function setApiKey(context: vscode.ExtensionContext) {
-  const key = await vscode.window.showQuickPick([...SECRET_KEYS], { placeHolder: "Which key?" });
+  const key = await pickSecretName(context);
   if (!key) return;
-  const value = await vscode.window.showInputBox({ prompt: `${key} (stored in VS Code's secret storage)`, password: true });
+  const value = await vscode.window.showInputBox({
+    prompt: `${key} (kept in VS Code's secret storage and given to the server's environment; empty deletes it)`,
+    password: true,
+  });
   if (value === undefined) return;
-  if (value === "") await context.secrets.delete(`codev.${key}`);
-  else await context.secrets.store(`codev.${key}`, value);
+  if (value === "") await context.secrets.delete(secretStorageKey(key));
+  else await context.secrets.store(secretStorageKey(key), value);
+  await context.globalState.update(SECRET_NAMES_STATE, recordSecretName(recordedSecretNames(context), key, value !== ""));
   await restart(context);
 }
 
 async function restart(context: vscode.ExtensionContext) {
-  if (client) {
-    await client.stop().catch(() => undefined);
-    client = undefined;
-  }
+  if (starting) await starting;
+  status.text = "$(sync~spin) Codev: restarting…";
+  const old = client;
+  client = undefined;
   running.clear();
-  client = await startClient(context);
-  updateStatus();
+  chat?.reset("server restarted");
+  await launch(context, old?.stop().catch(() => undefined));
 }
 
 export async function activate(context: vscode.ExtensionContext) {
@@ -197,10 +300,11 @@ export async function activate(context: vscode.ExtensionContext) {
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
   status.command = "codev.setPermissionMode";
   context.subscriptions.push(output, status);
-  const chat = new ChatViewProvider(context.extensionUri, async () => ensureClient());
+  const view = new ChatViewProvider(context.extensionUri, async () => ensureClient());
+  chat = view;
   context.subscriptions.push(
-    vscode.window.registerWebviewViewProvider("codev.chat", chat),
-    vscode.commands.registerCommand("codev.ask", () => chat.ask()),
+    vscode.window.registerWebviewViewProvider("codev.chat", view),
+    vscode.commands.registerCommand("codev.ask", () => view.ask()),
     vscode.commands.registerCommand("codev.pickTool", runTool),
     vscode.commands.registerCommand("codev.setPermissionMode", setPermissionMode),
     vscode.commands.registerCommand("codev.explainPermission", explainPermission),
@@ -218,13 +322,7 @@ export async function activate(context: vscode.ExtensionContext) {
       }
     }),
   );
-  try {
-    client = await startClient(context);
-    chat.attach(client);
-  } catch (e) {
-    vscode.window.showErrorMessage(`Codev LS could not start: ${e}. Check codev.serverPath / codev.pythonPath.`);
-  }
-  updateStatus();
+  await launch(context);
 }
 
 export async function deactivate() {

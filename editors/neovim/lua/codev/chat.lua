@@ -4,6 +4,8 @@ local M = {}
 M.buf = nil
 M.session_id = nil
 M.busy = false
+-- This turn: did text stream in, did it end (a done event)? The codev/chat answer fills the gaps.
+local turn = { streamed = false, ended = true }
 
 local function valid(buf)
   return buf and vim.api.nvim_buf_is_valid(buf)
@@ -71,6 +73,7 @@ function M.on_event(_, params)
     M.session_id = params.sessionId
   end
   if params.type == 'text' then
+    turn.streamed = true
     M.append(params.delta or '')
   elseif params.type == 'toolUse' then
     M.append(('▶ %s %s'):format(params.name or '?', short(params.input or {}, 120)), true)
@@ -84,9 +87,18 @@ function M.on_event(_, params)
     M.append(('%s %s %s'):format(mark, o.status or '?', short(content or '', 160)), true)
     M.append('', true)
   elseif params.type == 'done' then
-    M.append(('— %s'):format(params.stopReason or 'done'), true)
-    M.busy = false
+    M.finish(params.stopReason)
   end
+end
+
+--- End the turn once: the closing line, and not busy any more.
+function M.finish(stop_reason)
+  M.busy = false
+  if turn.ended then
+    return
+  end
+  turn.ended = true
+  M.append(('— %s'):format(stop_reason or 'done'), true)
 end
 
 --- Send a prompt in the current chat session.
@@ -98,20 +110,36 @@ function M.send(prompt)
   M.append('## Codev', true)
   M.append('', true)
   M.busy = true
+  turn = { streamed = false, ended = false }
+  local this_turn = turn
   local params = { prompt = prompt }
   if M.session_id then
     params.sessionId = M.session_id
   end
-  require('codev').request('codev/chat', params, function(result)
-    M.busy = false
+  local id = require('codev').request('codev/chat', params, function(result)
+    if turn ~= this_turn then
+      return
+    end
     if result and result.sessionId then
       M.session_id = result.sessionId
     end
+    -- No text event arrived (e.g. a client without the codev/chatEvent handler): show the answer.
+    if result and not turn.streamed and type(result.text) == 'string' and result.text ~= '' then
+      turn.streamed = true
+      M.append(result.text)
+    end
+    M.finish(result and result.stopReason)
   end, function(err)
-    M.busy = false
+    if turn ~= this_turn then
+      return
+    end
     M.append('', true)
     M.append('**Error:** ' .. (err.message or vim.inspect(err)), true)
+    M.finish('error')
   end)
+  if not id then
+    M.finish('error')
+  end
 end
 
 function M.cancel()

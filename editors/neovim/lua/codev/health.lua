@@ -10,6 +10,33 @@ local function run(cmd)
   end
 end
 
+--- The Python that runs the server: the command itself (`python -m codev_ls`), or the interpreter
+--- named in the `codev-ls` script's shebang (pip writes the venv's python there). Nil when unknown.
+function M.server_python(cmd)
+  local exe = vim.fn.exepath(cmd[1] or '')
+  if exe == '' then
+    return nil
+  end
+  if vim.fs.basename(exe):match('^python') then
+    return exe
+  end
+  local f = io.open(exe, 'rb')
+  local first = f and f:read(256) or ''
+  if f then
+    f:close()
+  end
+  first = first:match('^[^\n]*') or ''
+  local interp, arg = first:match('^#!%s*(%S+)%s*(%S*)')
+  if not interp then
+    return nil
+  end
+  if vim.fs.basename(interp) == 'env' and arg ~= '' then
+    local found = vim.fn.exepath(arg)
+    return found ~= '' and found or nil
+  end
+  return interp
+end
+
 function M.check()
   local health = vim.health
   health.start('Codev LS server')
@@ -36,21 +63,32 @@ function M.check()
   end
 
   health.start('Tools the server uses')
-  local python = run({ 'python3', '--version' })
-  if python then
-    health.ok(python)
+  local python = type(cmd) == 'table' and M.server_python(cmd) or nil
+  local version = python and run({ python, '-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])' })
+  if version then
+    local major, minor = version:match('^(%d+)%.(%d+)')
+    if tonumber(major) > 3 or (tonumber(major) == 3 and tonumber(minor) >= 11) then
+      health.ok(("Python %s (%s): the server's interpreter"):format(version, python))
+    else
+      health.error(('Python %s (%s) runs the server: it needs Python ≥ 3.11'):format(version, python))
+    end
+  elseif python then
+    health.warn(("the server's Python (%s) does not run"):format(python))
   else
-    health.warn('python3 not found on PATH (the server needs Python ≥ 3.11)')
+    health.info('could not tell which Python runs the server (its command is not a Python script)')
   end
   if vim.fn.executable('bwrap') == 1 then
     health.ok('bubblewrap (bwrap): Bash commands run sandboxed')
   else
     health.warn('bubblewrap (bwrap) not found: every Bash command will ask first', { 'apt-get install bubblewrap' })
   end
-  if vim.fn.executable('rg') == 1 then
+  local beside = python and vim.fs.joinpath(vim.fs.dirname(python), 'rg')
+  if beside and vim.fn.executable(beside) == 1 then
+    health.ok(('ripgrep (rg) beside the server: %s'):format(beside))
+  elseif vim.fn.executable('rg') == 1 then
     health.ok('ripgrep (rg) on PATH')
   else
-    health.info('rg not on PATH: the server uses the ripgrep wheel installed beside it')
+    health.warn('ripgrep (rg) not found: Grep and Glob need it', { "pip install 'ripgrep==14.1.0' in the server's environment" })
   end
 
   health.start('Model provider (for :CodevAsk)')

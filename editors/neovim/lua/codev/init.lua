@@ -70,6 +70,22 @@ function M.setup(opts)
   require('codev.progress').setup(M.config.progress)
 end
 
+--- on_init of the Codev client (lsp/codev_ls.lua): the status line shows the mode from the start —
+--- the one asked for in init_options, then the one the server says it runs in (its settings may
+--- have decided otherwise, or the client asked for none).
+function M.on_init(client)
+  local opts = client.config.init_options or {}
+  if type(opts.permissionMode) == 'string' then
+    M.state.mode = opts.permissionMode
+  end
+  client:request('codev/permissionMode', vim.empty_dict(), function(err, res)
+    if not err and type(res) == 'table' and res.mode then
+      M.state.mode = res.mode
+      vim.cmd.redrawstatus()
+    end
+  end)
+end
+
 --- The running Codev client (of the current buffer first), or nil.
 function M.get_client()
   local clients = vim.lsp.get_clients({ name = NAME, bufnr = 0 })
@@ -228,15 +244,63 @@ function M.mode(mode)
   end)
 end
 
---- :CodevExplain NAME JSON — what would decide this use, and why.
-function M.explain(name, json)
+--- The codev/explainPermission answer (data) as lines for a person.
+function M.format_explanation(res)
+  local lines = { ('%s %s'):format(res.tool or '?', vim.json.encode(res.input or vim.empty_dict())) }
+  if type(res.error) == 'string' then
+    lines[#lines + 1] = 'Cannot explain: ' .. res.error
+    return lines
+  end
+  local function set(v)
+    return v ~= nil and v ~= vim.NIL and v ~= ''
+  end
+  lines[#lines + 1] = ('Decision: %s (mode %s%s%s)'):format(
+    tostring(res.decision),
+    tostring(res.mode),
+    set(res.source) and (', source ' .. res.source) or '',
+    set(res.rule) and (', rule ' .. res.rule) or ''
+  )
+  if set(res.reason) then
+    lines[#lines + 1] = 'Why: ' .. res.reason
+  end
+  if type(res.wouldOffer) == 'table' and #res.wouldOffer > 0 then
+    lines[#lines + 1] = '"Always allow" would save: ' .. table.concat(res.wouldOffer, ', ')
+  end
+  if type(res.trace) == 'table' and #res.trace > 0 then
+    lines[#lines + 1] = 'Steps:'
+    for _, step in ipairs(res.trace) do
+      lines[#lines + 1] = '  - ' .. tostring(step)
+    end
+  end
+  if set(res.note) then
+    lines[#lines + 1] = 'Note: ' .. res.note
+  end
+  return lines
+end
+
+--- :CodevExplain NAME JSON — what would decide this use, and why (in a floating window).
+function M.explain(name, json, on_done)
+  if not name or name == '' then
+    notify('usage: :CodevExplain NAME {json}', vim.log.levels.ERROR)
+    return
+  end
   local input = decode(json or '{}')
   if not input then
     return
   end
   M.request('codev/explainPermission', { name = name, input = input }, function(res)
-    local text = type(res) == 'table' and (res.text or res.explanation or vim.inspect(res)) or tostring(res)
-    notify(text)
+    local lines = type(res) == 'table' and M.format_explanation(res) or { tostring(res) }
+    M.last_explanation = lines
+    notify(lines[2] or lines[1])
+    vim.lsp.util.open_floating_preview(lines, 'text', {
+      border = 'rounded',
+      title = ' Codev: why ',
+      max_width = math.floor(vim.o.columns * 0.8),
+      focus_id = 'codev_explain',
+    })
+    if on_done then
+      on_done(lines)
+    end
   end)
 end
 
