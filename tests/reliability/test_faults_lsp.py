@@ -94,9 +94,11 @@ async def test_vanishing_during_a_permission_question(
         assert await server.wait_exit(30) is not None, "the server outlived its editor"
         assert not target.exists()
         assert never_answered(pending)
-        # The run ends as a rejection or is interrupted by the shutdown first; never allowed.
+        # A lost editor is a rejection — and the audit log says so.
         decisions = [d for d in audit_lines(_isolated_config) if d["tool"] == "Write"]
-        assert all(d["behavior"] != "allow" for d in decisions), decisions
+        assert [(d["behavior"], d["source"]) for d in decisions] == [("deny", "user_reject")], (
+            decisions
+        )
     finally:
         await server.close()
 
@@ -147,6 +149,10 @@ async def test_vanishing_during_an_annotated_apply_edit(
         assert [p.name for p in workspace.iterdir()] == ["code.py"]  # no temp files left
         sent = [method for method, _ in server.bytes_received]
         assert "window/showMessageRequest" not in sent, sent
+        # The preview's provisional approval is logged first; the lost editor's rejection
+        # must follow it, or the audit log says the Edit was allowed.
+        decisions = [d for d in audit_lines(_isolated_config) if d["tool"] == "Edit"]
+        assert decisions and decisions[-1]["behavior"] == "deny", decisions
     finally:
         await server.close()
 
