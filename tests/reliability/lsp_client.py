@@ -23,6 +23,10 @@ from typing import Any
 # An editor with applyEdit but neither documentChanges nor change annotations: edits
 # come as plain `changes`, and permission questions as showMessageRequest.
 PLAIN_EDITOR: dict[str, Any] = {"workspace": {"applyEdit": True, "workspaceEdit": {}}}
+# An editor like VS Code: documentChanges and change annotations, so an edit in `default`
+# mode is sent with needsConfirmation and its preview is the permission question.
+ANNOTATING_EDITOR: dict[str, Any] = {"workspace": {"applyEdit": True, "workspaceEdit": {
+    "documentChanges": True, "changeAnnotationSupport": {"groupsOnLabel": True}}}}  # fmt: skip
 # An editor without applyEdit: the server writes files itself.
 NO_EDITS: dict[str, Any] = {"workspace": {}}
 
@@ -38,21 +42,36 @@ class LspProcess:
         self.bytes_received: list[tuple[str, int]] = []  # (method or "response", body size)
         # Server requests answered at once with this result (e.g. null: a dismissed prompt).
         self.auto_answer: dict[str, Any] = {}
+        # Every body the server sent, as it came (kept when started with record=True).
+        self.received: list[bytes] | None = None
 
     @classmethod
-    async def start(cls, env: dict[str, str] | None = None) -> LspProcess:
+    async def start(
+        cls,
+        env: dict[str, str] | None = None,
+        *,
+        args: tuple[str, ...] = (),
+        stderr: Any = asyncio.subprocess.DEVNULL,
+        record: bool = False,
+    ) -> LspProcess:
+        """``python -m codev_ls [args]``; ``stderr`` a file to keep the server's log in;
+        ``record``: keep every message the server sends (:attr:`received`)."""
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "codev_ls",
+            *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
             env=env or dict(os.environ),
             limit=1 << 26,
             start_new_session=True,
         )
-        return cls(proc)
+        server = cls(proc)
+        if record:
+            server.received = []
+        return server
 
     @property
     def pid(self) -> int:
@@ -80,6 +99,8 @@ class LspProcess:
                     elif line in (b"\r\n", b"\n"):
                         break
                 body = await out.readexactly(length)
+                if self.received is not None:
+                    self.received.append(body)
                 message = json.loads(body)
                 if "method" in message:
                     self.bytes_received.append((message["method"], len(body)))
@@ -106,10 +127,26 @@ class LspProcess:
     def send(self, method: str, params: Any) -> asyncio.Future[Any]:
         """Send a request; the future resolves to the whole response message."""
         msg_id = next(self._ids)
+        while msg_id in self._pending:  # taken by a raw request the test wrote (expect)
+            msg_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         self._write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return future
+
+    def expect(self, msg_id: int | str) -> asyncio.Future[Any]:
+        """A future for the response to ``msg_id``: a request the test writes itself,
+        raw, on :attr:`proc`'s stdin."""
+        if msg_id in self._pending:
+            raise ValueError(f"a request with id {msg_id!r} is already waiting")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        return future
+
+    def write_raw(self, body: bytes) -> None:
+        """One body, correctly framed, whatever it holds."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     async def request(self, method: str, params: Any, timeout: float = 60) -> Any:
         response = await asyncio.wait_for(self.send(method, params), timeout)

@@ -2,22 +2,34 @@
 output and file writes fail with a clear error — never a traceback, never a
 half-written file, and the engine keeps working.
 
-Needs ``mount -t tmpfs`` (root, as in CI); skipped where mounting is not allowed.
+The tmpfs is mounted in a user and mount namespace of its own (``unshare -rm``), so
+no root is needed: each scenario runs in a child Python inside that namespace. Where
+user namespaces are not allowed, root mounts it here instead. Where neither works the
+tests are skipped with the reason — or fail, when ``CODEV_REQUIRE_FAULT_TESTS=1``
+(CI sets it, so they cannot quietly stop running).
+
+    python -m tests.reliability.test_faults_disk SCENARIO TMPFS WORKDIR   # one scenario
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import shutil
 import subprocess
-import uuid
-from collections.abc import Iterator
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from codev_ls.bridge import ScriptedBridge
 from codev_ls.engine.runtime import Engine
+
+TMPFS_OPTIONS = "size=1m,mode=0777"
+# The child's exit code when the namespace could not mount the tmpfs.
+CANNOT_MOUNT = 97
 
 
 def _fill(folder: Path) -> None:
@@ -32,30 +44,18 @@ def _fill(folder: Path) -> None:
         os.close(fd)
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs mounted on a temp folder (unmounted after the test)."""
-    mountpoint = tmp_path / f"tmpfs-{uuid.uuid4().hex[:8]}"
-    mountpoint.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0777", "tmpfs", str(mountpoint)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mountpoint
-    finally:
-        subprocess.run(["umount", "-l", str(mountpoint)], check=False)
-
-
 def _no_leftovers(folder: Path) -> list[str]:
     return [p.name for p in folder.rglob("*") if p.name.endswith(".codev-tmp")]
 
 
-async def test_persisting_a_large_result_on_a_full_disk(workspace: Path, tiny_disk: Path) -> None:
-    # A Grep whose output (> 50 000 characters) must be saved to the data folder.
+# --------------------------------------------------------------------------- the scenarios
+# Each gets the mounted, empty tmpfs and a work folder on a real disk.
+
+
+async def persisting_a_large_result(tiny_disk: Path, work: Path) -> None:
+    """A Grep whose output (> 50 000 characters) must be saved to the data folder."""
+    workspace = work / "ws"
+    workspace.mkdir()
     for i in range(40):
         (workspace / f"f{i}.txt").write_text("needle in a haystack line\n" * 100)
     data = tiny_disk / "data"
@@ -79,7 +79,10 @@ async def test_persisting_a_large_result_on_a_full_disk(workspace: Path, tiny_di
         await engine.aclose()
 
 
-async def test_bash_output_on_a_full_disk(workspace: Path, tiny_disk: Path) -> None:
+async def bash_output(tiny_disk: Path, work: Path) -> None:
+    """A command's output too large to keep in memory, and no room to save it."""
+    workspace = work / "ws"
+    workspace.mkdir()
     engine = Engine(
         workspace,
         ScriptedBridge(default_answer="allow_once"),
@@ -100,9 +103,8 @@ async def test_bash_output_on_a_full_disk(workspace: Path, tiny_disk: Path) -> N
         await engine.aclose()
 
 
-async def test_writing_a_file_on_a_full_disk_keeps_the_old_one(
-    tiny_disk: Path, tmp_path: Path
-) -> None:
+async def writing_a_file(tiny_disk: Path, work: Path) -> None:
+    """A Write and an Edit that do not fit: the old file stays, whole."""
     ws = tiny_disk / "ws"
     ws.mkdir()
     target = ws / "notes.txt"
@@ -111,7 +113,7 @@ async def test_writing_a_file_on_a_full_disk_keeps_the_old_one(
         ws,
         ScriptedBridge(default_answer="allow_once"),
         mode="bypassPermissions",
-        data_root=tmp_path / "data",
+        data_root=work / "data",
     )
     try:
         read = await engine.run_tool("Read", {"file_path": str(target)})
@@ -133,3 +135,75 @@ async def test_writing_a_file_on_a_full_disk_keeps_the_old_one(
         await engine.aclose()
         with contextlib.suppress(OSError):
             os.unlink(tiny_disk / "filler.bin")
+
+
+SCENARIOS: dict[str, Callable[[Path, Path], Awaitable[None]]] = {
+    "persisting a large result": persisting_a_large_result,
+    "bash output": bash_output,
+    "writing a file": writing_a_file,
+}
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+def _in_a_namespace(name: str, mountpoint: Path, work: Path) -> subprocess.CompletedProcess | str:
+    """Run the scenario in a child inside ``unshare -rm`` with the tmpfs mounted there;
+    the reason (a string) when that is not possible here."""
+    if shutil.which("unshare") is None:
+        return "unshare is not installed"
+    mount_then_run = (
+        f'mount -t tmpfs -o {TMPFS_OPTIONS} tmpfs "$1" || exit {CANNOT_MOUNT}; shift; exec "$@"'
+    )
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", mount_then_run, "sh", str(mountpoint),
+         sys.executable, "-m", "tests.reliability.test_faults_disk", name, str(mountpoint),
+         str(work)],
+        capture_output=True, text=True, timeout=100, env=dict(os.environ),
+    )  # fmt: skip
+    if done.returncode == CANNOT_MOUNT or (done.returncode != 0 and "unshare:" in done.stderr):
+        return f"unshare -rm: {done.stderr.strip()[-300:]}"
+    return done
+
+
+def _mounted_here(name: str, mountpoint: Path, work: Path) -> str | None:
+    """Mount the tmpfs in this process's namespace (root) and run the scenario here;
+    the reason (a string) when mounting is not allowed."""
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", TMPFS_OPTIONS, "tmpfs", str(mountpoint)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        return f"mount: {done.stderr.strip()}"
+    try:
+        asyncio.run(SCENARIOS[name](mountpoint, work))
+    finally:
+        subprocess.run(["umount", "-l", str(mountpoint)], check=False)
+    return None
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_a_full_disk(name: str, tmp_path: Path) -> None:
+    mountpoint = tmp_path / "tmpfs"
+    mountpoint.mkdir()
+    work = (tmp_path / "work").resolve()
+    work.mkdir()
+    child = _in_a_namespace(name, mountpoint, work)
+    if isinstance(child, subprocess.CompletedProcess):
+        assert child.returncode == 0, (
+            f"the scenario failed in its namespace:\n{child.stdout[-4000:]}{child.stderr[-6000:]}"
+        )
+        return
+    why = _mounted_here(name, mountpoint, work)
+    if why is None:
+        return
+    reason = f"cannot mount a tmpfs here ({child}; {why})"
+    if os.environ.get("CODEV_REQUIRE_FAULT_TESTS") == "1":
+        pytest.fail(f"{reason}, and CODEV_REQUIRE_FAULT_TESTS=1 requires the full-disk tests")
+    pytest.skip(reason)
+
+
+if __name__ == "__main__":
+    scenario, tmpfs, workdir = sys.argv[1:4]
+    asyncio.run(SCENARIOS[scenario](Path(tmpfs), Path(workdir)))

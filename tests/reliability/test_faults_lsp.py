@@ -14,19 +14,24 @@ In each case the server process must end by itself once the editor is gone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
+import signal
 import sys
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("codev_ls.server", reason="the LSP server is not in this checkout")
 
-from tests.reliability.budget import examples
+from tests.reliability.budget import LONG
 from tests.reliability.lsp_client import (
+    ANNOTATING_EDITOR,
     NO_EDITS,
     PLAIN_EDITOR,
     LspProcess,
@@ -89,9 +94,11 @@ async def test_vanishing_during_a_permission_question(
         assert await server.wait_exit(30) is not None, "the server outlived its editor"
         assert not target.exists()
         assert never_answered(pending)
-        # The run ends as a rejection or is interrupted by the shutdown first; never allowed.
+        # A lost editor is a rejection — and the audit log says so.
         decisions = [d for d in audit_lines(_isolated_config) if d["tool"] == "Write"]
-        assert all(d["behavior"] != "allow" for d in decisions), decisions
+        assert [(d["behavior"], d["source"]) for d in decisions] == [("deny", "user_reject")], (
+            decisions
+        )
     finally:
         await server.close()
 
@@ -113,6 +120,39 @@ async def test_vanishing_during_an_apply_edit(workspace: Path) -> None:
         assert target.read_text() == "def f():\n    return 1\n"
         assert never_answered(pending)
         assert [p.name for p in workspace.iterdir()] == ["code.py"]  # no temp files left
+    finally:
+        await server.close()
+
+
+async def test_vanishing_during_an_annotated_apply_edit(
+    workspace: Path, _isolated_config: Path
+) -> None:
+    """An editor with change annotations: the applyEdit (needsConfirmation) *is* the
+    permission question. The editor vanishing before it answers is a rejection."""
+    target = workspace / "code.py"
+    target.write_text("def f():\n    return 1\n")
+    server = await started(workspace, ANNOTATING_EDITOR)
+    try:
+        read = await server.run_tool("Read", {"file_path": str(target)})
+        assert read["status"] == "success"
+        pending = server.send("codev/runTool", {"name": "Edit", "input": {
+            "file_path": str(target), "old_string": "return 1", "new_string": "return 2"}})  # fmt: skip
+        message = await asyncio.wait_for(server.incoming.get(), 30)
+        # No separate question: the editor's preview of the edit is the approval.
+        assert message["method"] == "workspace/applyEdit", message
+        annotations = message["params"]["edit"]["changeAnnotations"]
+        assert annotations and all(a["needsConfirmation"] for a in annotations.values())
+        server.vanish()  # never answers the applyEdit
+        assert await server.wait_exit(30) is not None, "the server outlived its editor"
+        assert target.read_text() == "def f():\n    return 1\n"
+        assert never_answered(pending)
+        assert [p.name for p in workspace.iterdir()] == ["code.py"]  # no temp files left
+        sent = [method for method, _ in server.bytes_received]
+        assert "window/showMessageRequest" not in sent, sent
+        # The preview's provisional approval is logged first; the lost editor's rejection
+        # must follow it, or the audit log says the Edit was allowed.
+        decisions = [d for d in audit_lines(_isolated_config) if d["tool"] == "Edit"]
+        assert decisions and decisions[-1]["behavior"] == "deny", decisions
     finally:
         await server.close()
 
@@ -151,51 +191,130 @@ async def test_vanishing_during_a_long_bash(workspace: Path) -> None:
 
 # --------------------------------------------------------------------------- kill -9 during Write
 
+# Runs of the kill -9 test: each starts a server, so CI's count costs about a second a run.
+KILL_RUNS = 200 if LONG else 20
+TEMP_GLOB = ".data.txt.*.codev-tmp"
 
+
+def watch_and_kill(
+    folder: Path, pid: int | None, delay: float, answered: threading.Event, limit: float = 60
+) -> tuple[float | None, float | None]:
+    """Poll ``folder`` for the writer's temporary file; ``delay`` seconds after it appears,
+    ``kill -9`` the server (``pid``; None: only watch). Returns (seen, gone) times of the
+    temporary file (perf_counter). Runs in a thread: the event loop must keep sending the
+    request meanwhile. When the Write is answered before any temporary file was seen (the
+    poll missed it), the server is killed all the same, after the fact."""
+    seen = gone = None
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        temps = any(name.endswith(".codev-tmp") for name in os.listdir(folder))
+        now = time.perf_counter()
+        if temps and seen is None:
+            seen = now
+            if pid is not None:
+                while time.perf_counter() < seen + delay:
+                    pass  # a busy wait: sleep() overshoots a sub-millisecond delay
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                return seen, None
+        if seen is not None and not temps:
+            return seen, now
+        if answered.is_set() and seen is None:
+            break
+        time.sleep(0.0002)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return seen, gone
+
+
+@pytest.mark.timeout(0 if LONG else 300)
 async def test_kill_9_during_writes_never_leaves_a_mix(workspace: Path) -> None:
-    """The server writes the file itself (no applyEdit): atomically, or not at all."""
+    """The server writes the file itself (no applyEdit): atomically, or not at all.
+
+    Each run kills the server a random moment after its temporary file appears — most
+    land between the temporary file's creation and its rename, some after — and the
+    file must hold exactly the old or the new content. A temporary file left behind
+    proves the kill landed mid-write (the rename removes its name)."""
     target = workspace / "data.txt"
-    runs = examples(5)
-    rng = random.Random(11)
-    old = "old line\n" * 400_000  # 3.6 MB
-    outcomes = {"old": 0, "new": 0}
+    seed = int(os.environ.get("CODEV_KILL_SEED") or random.randrange(2**32))
+    rng = random.Random(seed)
+    old = "old line\n" * 40_000  # 360 kB
+    outcomes: Counter[str] = Counter()
     window = 0.0
-    for run in range(runs + 1):
-        target.write_text(old)
-        new = f"new content of run {run}\n" * 150_000  # ~3.5 MB, different length
-        server = await started(workspace, NO_EDITS, mode="acceptEdits")
-        try:
-            await server.run_tool("Read", {"file_path": str(target), "limit": 1})
-            start = time.perf_counter()
-            pending = server.send(
-                "codev/runTool",
-                {"name": "Write", "input": {"file_path": str(target), "content": new}},
-            )
-            if run == 0:
-                # Calibration: how long a whole Write takes here; later runs kill within it.
-                response = await asyncio.wait_for(pending, 60)
-                assert response["result"]["status"] == "success", response
-                window = time.perf_counter() - start
-                assert target.read_text() == new
-                continue
-            await asyncio.sleep(rng.uniform(0, window * 1.2))
-            server.kill()
-            await server.wait_exit(10)
-        finally:
-            await server.close()
-        got = target.read_text()
-        assert got in (old, new), f"run {run}: a mix of {len(got)} characters"
-        outcomes["old" if got == old else "new"] += 1
-        for leftover in workspace.glob(".data.txt.*.codev-tmp"):
-            leftover.unlink()  # a killed writer cannot clean up its temp file; it never is the file
-    print(f"kill -9 during Write, {runs} runs: {outcomes}")  # -s shows where the kills landed
-    assert sum(outcomes.values()) == runs
+    upcoming = asyncio.ensure_future(started(workspace, NO_EDITS, mode="acceptEdits"))
+    try:
+        for run in range(KILL_RUNS + 1):
+            server = await upcoming
+            # The next run's server starts while this one writes: start-up is most of a run.
+            upcoming = asyncio.ensure_future(started(workspace, NO_EDITS, mode="acceptEdits"))
+            new = f"new content of run {run}\n" * 15_000  # 360 kB, another length
+            try:
+                target.write_text(old)
+                read = await server.run_tool("Read", {"file_path": str(target), "limit": 1})
+                assert read["status"] == "success", read
+                answered = threading.Event()
+                calibrating = run == 0
+                # Calibration: how long the temporary file lives here; later runs kill
+                # within 1.3× that after it appears.
+                delay = 0.0 if calibrating else rng.uniform(0, window * 1.3)
+                watcher = asyncio.ensure_future(
+                    asyncio.to_thread(
+                        watch_and_kill,
+                        workspace,
+                        None if calibrating else server.pid,
+                        delay,
+                        answered,
+                    )
+                )
+                pending = server.send(
+                    "codev/runTool",
+                    {"name": "Write", "input": {"file_path": str(target), "content": new}},
+                )
+                pending.add_done_callback(lambda _, done=answered: done.set())
+                seen, gone = await watcher
+                if calibrating:
+                    response = await asyncio.wait_for(pending, 60)
+                    assert response["result"]["status"] == "success", response
+                    assert seen is not None and gone is not None, "no temporary file was seen"
+                    window = gone - seen
+                    assert target.read_text() == new
+                    continue
+                assert await server.wait_exit(10) is not None, "kill -9 did not end the server"
+            finally:
+                await server.close()
+            got = target.read_text()
+            leftovers = list(workspace.glob(TEMP_GLOB))
+            where = f"run {run} (seed {seed}, {delay * 1000:.2f} ms after the temporary file)"
+            assert got in (old, new), f"{where}: a mix of {len(got)} characters"
+            if leftovers:
+                # Killed between the temporary file's creation and the rename.
+                assert got == old, f"{where}: a temporary file beside the new content"
+                outcomes["killed mid-write: old"] += 1
+            elif seen is None:
+                outcomes["temporary file missed: " + ("old" if got == old else "new")] += 1
+            else:
+                outcomes["killed after the rename: " + ("old" if got == old else "new")] += 1
+            for leftover in leftovers:
+                leftover.unlink()  # a killed writer cannot clean up; it never is the file
+    finally:
+        with contextlib.suppress(BaseException):
+            await (await upcoming).close()
+    print(f"kill -9 during Write, {KILL_RUNS} runs (seed {seed}, window {window * 1000:.1f} ms):",
+          dict(outcomes))  # fmt: skip
+    assert sum(outcomes.values()) == KILL_RUNS
+    # Not vacuous: a good share of the kills landed while the temporary file existed.
+    assert outcomes["killed mid-write: old"] >= KILL_RUNS // 4, (seed, dict(outcomes))
 
 
 # --------------------------------------------------------------------------- hangs
 
 
-async def test_a_hanging_hook_times_out_and_the_server_keeps_answering(workspace: Path) -> None:
+async def test_a_hanging_hook_times_out_and_the_server_keeps_answering(
+    workspace: Path, _isolated_config: Path
+) -> None:
+    """A PreToolUse hook that hangs is killed at its timeout; a broken hook never allows:
+    the user is asked (saying why), and a dismissed question rejects — the tool never runs."""
     marker = workspace / "hook-pid"
     hook = f'{sys.executable} -c \'import os,time; open("{marker}","w").write(str(os.getpid())); time.sleep(600)\''
     settings = {"hooks": {"PreToolUse": [{"matcher": "Glob", "hooks": [
@@ -204,8 +323,6 @@ async def test_a_hanging_hook_times_out_and_the_server_keeps_answering(workspace
     (workspace / ".codev" / "settings.json").write_text(json.dumps(settings))
     (workspace / "a.txt").write_text("a\n")
     server = await started(workspace, NO_EDITS)
-    # A hook that fails never allows: the user is asked; this one dismisses the question.
-    server.auto_answer["window/showMessageRequest"] = None
     try:
         start = time.perf_counter()
         slow = server.send("codev/runTool", {"name": "Glob", "input": {"pattern": "*.txt"}})
@@ -217,13 +334,23 @@ async def test_a_hanging_hook_times_out_and_the_server_keeps_answering(workspace
         quick = time.perf_counter() - quick_start
         assert read["status"] == "success" and tools["tools"]
         assert not slow.done(), "the hook did not hang long enough to test anything"
+        # Glob is read-only: without the broken hook it would run unasked. With it, the
+        # user is asked, and told why; this user dismisses the question.
+        question = await server.next_request("window/showMessageRequest", timeout=60)
+        assert "Glob" in question["params"]["message"], question
+        assert "timed out" in question["params"]["message"], question
+        server.answer(question, None)
         outcome = (await asyncio.wait_for(slow, 60))["result"]
         elapsed = time.perf_counter() - start
-        assert outcome["status"] in ("success", "error", "rejected"), outcome
+        assert outcome["status"] == "rejected", outcome
+        assert outcome.get("decisionSource") == "user_reject", outcome
+        assert "a.txt" not in json.dumps(outcome["content"]), "the Glob ran"
         assert elapsed < 30, f"the hook's 2 s timeout did not stop it ({elapsed:.0f} s)"
         assert quick < elapsed
         hook_pid = int(marker.read_text())
         assert await wait_until(lambda: not pid_alive(hook_pid), 10), "the hook was not killed"
+        globs = [d for d in audit_lines(_isolated_config) if d["tool"] == "Glob"]
+        assert [d["behavior"] for d in globs] == ["deny"], globs
     finally:
         await server.close()
 
@@ -268,9 +395,17 @@ async def test_a_hanging_mcp_server_times_out_and_the_server_keeps_answering(
 
 
 def test_the_client_helpers_apply_edits() -> None:
+    """The fault tests' own editor applies edits as an editor would: several at once,
+    bottom-up, including an insertion at the end and a deletion across lines."""
     text = "a\nbb\nccc\n"
-    edits = [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 2}},
-              "newText": "XY"}]  # fmt: skip
-    assert apply_changes(text, edits) == "a\nXY\nccc\n"
-    assert uri_path(Path("/tmp/a b").as_uri()) == Path("/tmp/a b")
-    assert os.sep == "/"
+    edits = [
+        {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 2}},
+         "newText": "XY"},
+        {"range": {"start": {"line": 0, "character": 1}, "end": {"line": 1, "character": 0}},
+         "newText": "-"},
+        {"range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 0}},
+         "newText": "end\n"},
+    ]  # fmt: skip
+    assert apply_changes(text, edits) == "a-XY\nccc\nend\n"
+    assert apply_changes(text, []) == text
+    assert uri_path(Path("/tmp/a b/é#1.txt").as_uri()) == Path("/tmp/a b/é#1.txt")

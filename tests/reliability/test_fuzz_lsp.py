@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -246,6 +245,22 @@ def test_random_and_mutated_messages(lab: Lab, data: st.DataObject) -> None:
     lab.run(go())
 
 
+def answer_due(body: bytes) -> int | str | None:
+    """The id a framed body must be answered under: a JSON-RPC 2.0 request (a method
+    name and an id that is a number or a string) gets a result or an error, whatever
+    its method and params — even where it names a notification."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    msg_id = message.get("id")
+    if not isinstance(message.get("method"), str) or isinstance(msg_id, bool):
+        return None
+    return msg_id if isinstance(msg_id, int | str) else None
+
+
 @fuzz_settings(ci=40)
 @given(
     body=st.one_of(
@@ -253,8 +268,9 @@ def test_random_and_mutated_messages(lab: Lab, data: st.DataObject) -> None:
         json_values.map(lambda v: json.dumps(v).encode()),
         st.fixed_dictionaries(
             {
-                "jsonrpc": st.sampled_from(["2.0", "1.0", 2, None]),
-                "id": json_values,
+                "jsonrpc": st.sampled_from(["2.0", "2.0", "1.0", 2, None]),
+                "id": st.one_of(st.integers(2 * 10**7, 3 * 10**7), st.text(max_size=8),
+                                json_values),
                 "method": st.one_of(st.sampled_from(METHODS), json_values),
                 "params": json_values,
             }
@@ -263,12 +279,41 @@ def test_random_and_mutated_messages(lab: Lab, data: st.DataObject) -> None:
             {"jsonrpc": st.just("2.0"), "id": st.integers(10**6, 10**7), "result": json_values}
         ).map(lambda v: json.dumps(v).encode()),
     )
-)
+)  # fmt: skip
 def test_bodies_that_are_not_messages(lab: Lab, body: bytes) -> None:
-    """Framed garbage: the server logs it and goes on answering."""
-    assert lab.server.proc.stdin is not None
-    lab.server.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-    lab.run(lab.alive())
+    """Framed garbage: the server logs it and goes on answering; a request among it, however
+    odd its method or params, gets its answer."""
+
+    async def go() -> None:
+        msg_id = answer_due(body)
+        answer = lab.server.expect(msg_id) if msg_id is not None else None
+        lab.server.write_raw(body)
+        if answer is not None:
+            response = await asyncio.wait_for(answer, ANSWER_TIMEOUT)
+            assert ("result" in response) != ("error" in response), response
+            event("a request: " + ("error" if "error" in response else "result"))
+        await lab.alive()
+
+    lab.run(go())
+
+
+def test_answer_due_knows_a_request() -> None:
+    """The rule the fuzz test above checks by: which bodies are requests."""
+    due = [
+        b'{"jsonrpc": "2.0", "id": 7, "method": "x", "params": 1}',
+        b'{"jsonrpc": "2.0", "id": "", "method": "textDocument/didOpen"}',
+    ]
+    not_due = [
+        b'{"jsonrpc": "2.0", "id": true, "method": "x"}',
+        b'{"jsonrpc": "2.0", "id": 1.5, "method": "x"}',
+        b'{"jsonrpc": "2.0", "id": 7, "method": 3}',
+        b'{"jsonrpc": "2.0", "method": "x"}',
+        b'{"jsonrpc": "2.0", "id": 7, "result": null}',
+        b"[1, 2]",
+        b"\xff not json",
+    ]
+    assert [answer_due(b) for b in due] == [7, ""]
+    assert [answer_due(b) for b in not_due] == [None] * len(not_due)
 
 
 def test_headers_that_lie_are_survived_by_a_fresh_server(tmp_path: Path) -> None:
@@ -281,13 +326,14 @@ def test_headers_that_lie_are_survived_by_a_fresh_server(tmp_path: Path) -> None
         server = await LspProcess.start()
         try:
             await server.initialize(ws, {})
+            server.write_raw(b"")  # an empty body
             assert server.proc.stdin is not None
             server.proc.stdin.write(b"Content-Type: nonsense\r\nX: y\r\n\r\n")
             server.proc.stdin.write(b"Content-Length: 2\r\n\r\n{}")
             tools = await server.request("codev/listTools", {}, timeout=ANSWER_TIMEOUT)
             assert tools["tools"]
+            assert server.proc.returncode is None, "the server exited"
         finally:
             await server.close()
 
     asyncio.run(go())
-    assert os.sep == "/"

@@ -130,8 +130,10 @@ def _env(monkeypatch: pytest.MonkeyPatch, provider: Provider, base: str) -> None
     for var in provider.url_vars:
         monkeypatch.setenv(var, base)
     monkeypatch.setenv(provider.key_var, provider.canary)
-    monkeypatch.setenv("CODEV_WEB_TIMEOUT", "2")
-    monkeypatch.setenv("CODEV_LOCATION_TIMEOUT", "2")
+    # Short timeouts: the hostile service answers at once except in "hang" mode, which
+    # only has to outlast them.
+    monkeypatch.setenv("CODEV_WEB_TIMEOUT", "1")
+    monkeypatch.setenv("CODEV_LOCATION_TIMEOUT", "1")
     monkeypatch.setenv("CODEV_LOCATION_WIFI", "0")
     monkeypatch.setenv("GOOGLE_MAPS_PAGETOKEN_DELAY", "0.01")
 
@@ -306,7 +308,7 @@ def _model_env(monkeypatch: pytest.MonkeyPatch, provider: Provider, base: str) -
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("CODEV_MODEL_MAX_RETRIES", "0")
     monkeypatch.setenv("CODEV_MODEL", "canary-model")
-    monkeypatch.setenv("CODEV_MODEL_TIMEOUT", "2")
+    monkeypatch.setenv("CODEV_MODEL_TIMEOUT", "1")
 
 
 @pytest.mark.parametrize("provider", MODEL_PROVIDERS, ids=[p.name for p in MODEL_PROVIDERS])
@@ -350,6 +352,10 @@ async def test_model_providers_never_leak_their_key(
             await engine.aclose()
     places["logs"] = "\n".join(capture.lines)
     places["editor messages"] = json.dumps(bridge.messages, ensure_ascii=False)
+    # The audit log and every other file of the session (WebFetch's decisions are logged).
+    written = [p for p in engine.session.data_dir.rglob("*") if p.is_file()]
+    assert any(p.name == "permissions.jsonl" for p in written), "no audit log was written"
+    places.update({str(p): p.read_text(errors="replace") for p in written})
     sent = "\n".join(f"{r.headers} {r.query}" for r in hostile.requests)
     assert provider.canary in sent, f"{provider.name}: the canary key was never sent"
     assert any(k.startswith("error") for k in places), places.keys()
@@ -385,3 +391,103 @@ def test_chat_on_the_terminal_never_shows_the_key(
     assert not leaks, f"{provider.name}: the key leaked into {leaks}: " + "; ".join(
         outputs[p][-3000:] for p in leaks
     )
+
+
+# --------------------------------------------------------------------------- over LSP
+
+LSP_MODES = ("401", "403", "500", "html", "garbage", "redirect", "close", "hang")
+
+
+def _lsp_env(model: Provider, base: str, config: Path) -> dict[str, str]:
+    """Every provider's canary key, every service at the hostile server, DEBUG logs."""
+    env = dict(os.environ)
+    for provider in [*PROVIDERS, model]:
+        env[provider.key_var] = provider.canary
+        for var in provider.url_vars:
+            env[var] = base
+    env.update(model.extra_env)
+    for var in ("CODEV_SEARXNG_URL", "IP_API_BASE_URL", "IPINFO_BASE_URL", "IPAPI_CO_BASE_URL"):
+        env[var] = CLOSED
+    env.update(
+        CODEV_CONFIG_DIR=str(config),
+        CODEV_LOG_LEVEL="DEBUG",
+        CODEV_WEB_TIMEOUT="1",
+        CODEV_LOCATION_TIMEOUT="1",
+        CODEV_LOCATION_WIFI="0",
+        GOOGLE_MAPS_PAGETOKEN_DELAY="0.01",
+        CODEV_MODEL_MAX_RETRIES="0",
+        CODEV_MODEL="canary-model",
+        CODEV_MODEL_TIMEOUT="1",
+    )
+    return env
+
+
+@pytest.mark.parametrize("model", MODEL_PROVIDERS, ids=[p.name for p in MODEL_PROVIDERS])
+async def test_no_key_reaches_the_editor(
+    model: Provider, hostile: HostileServer, workspace: Path, tmp_path: Path
+) -> None:
+    """The real server over stdio, every key a canary, every service hostile: each tool
+    provider's error paths and the model's (``codev/chat``), side by side, in every failure
+    mode. Then every message the editor received — results, JSON-RPC error answers,
+    ``window/logMessage`` (DEBUG), ``window/showMessage``, progress, chat events — the
+    server's stderr, and every file it wrote (audit log, sessions) are searched."""
+    from tests.reliability.lsp_client import LspProcess
+
+    config = tmp_path / "config"
+    stderr_path = tmp_path / "server.stderr"
+    with stderr_path.open("wb") as stderr:
+        server = await LspProcess.start(
+            _lsp_env(model, hostile.url, config), stderr=stderr, record=True
+        )
+    server.auto_answer.update({"window/workDoneProgress/create": None,
+                               "window/showMessageRequest": {"title": "Allow once"}})  # fmt: skip
+    errors = 0
+    try:
+        await server.initialize(
+            workspace,
+            {"window": {"workDoneProgress": True}},
+            {"permissionMode": "bypassPermissions"},
+        )
+        for mode in LSP_MODES:
+            hostile.mode = mode
+            calls = [
+                server.send("codev/runTool", {"name": p.tool, "input": json.loads(
+                    json.dumps(p.input).replace("{url}", hostile.url))}) for p in PROVIDERS
+            ] + [server.send("codev/chat", {"prompt": f"hello ({mode})"})]  # fmt: skip
+            answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
+            hostile.release()
+            for answer in answers[:-1]:
+                assert answer["result"]["status"] in ("success", "error"), (mode, answer)
+            assert answers[-1]["result"]["stopReason"] == "error", (mode, answers[-1])
+        # JSON-RPC error answers: requests malformed as requests, on the same paths.
+        for method, params in [("codev/chat", {"prompt": 5}), ("codev/runTool", {"name": 7})]:
+            answer = await server.send(method, params)
+            errors += "error" in answer
+    finally:
+        await server.close()
+    assert errors == 2, "the malformed requests got no error answers"
+    sent = "\n".join(
+        f"{r.path}?{r.query} {r.headers} {r.body.decode('utf-8', 'replace')}"
+        for r in hostile.requests
+    )
+    for provider in [*PROVIDERS, model]:
+        assert provider.canary in sent, f"{provider.name}: the canary key was never sent"
+    assert server.received is not None
+    methods = [json.loads(body).get("method") for body in server.received]
+    assert "window/logMessage" in methods and "$/progress" in methods, set(methods)
+    places = {f"message {i} ({m or 'answer'})": body.decode("utf-8", "replace")
+              for i, (m, body) in enumerate(zip(methods, server.received, strict=True))}  # fmt: skip
+    places["the server's stderr"] = stderr_path.read_text(errors="replace")
+    # Not vacuous: the hostile service's echo of the key reached the editor and the log,
+    # masked — without the mask these would be leaks.
+    assert any("***" in text for where, text in places.items() if where.startswith("message"))
+    assert "***" in places["the server's stderr"]
+    assert "DEBUG" in places["the server's stderr"], "no DEBUG log: the check would be vacuous"
+    written = [p for p in config.rglob("*") if p.is_file()]
+    assert any(p.name == "permissions.jsonl" for p in written), "no audit log was written"
+    places.update({str(p): p.read_text(errors="replace") for p in written})
+    for provider in [*PROVIDERS, model]:
+        leaks = _leaks(provider.canary, places)
+        assert not leaks, f"{provider.name}: the API key reached {leaks}: " + "; ".join(
+            places[p][:2000] for p in leaks
+        )
