@@ -31,25 +31,25 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from codev_ls.bridge import (
-    BridgeCapabilities,
-    BufferSnapshot,
-    EditApplyResult,
-    FileEdit,
-    MessageLevel,
-    PermissionAnswer,
-    PermissionChoice,
-    PermissionRequest,
-    ProgressEvent,
-    Question,
-    cut_detail,
-)
-from codev_ls.engine.files import atomic_write_text
-
+# The engine's bridge values are imported where they are used: this module is
+# loaded before the server answers `initialize`, and `codev_ls.bridge` (a dozen
+# dataclasses) is needed only once the engine runs — which imports it anyway.
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
     from pygls.workspace import TextDocument
 
+    from codev_ls.bridge import (
+        BridgeCapabilities,
+        BufferSnapshot,
+        EditApplyResult,
+        FileEdit,
+        MessageLevel,
+        PermissionAnswer,
+        PermissionChoice,
+        PermissionRequest,
+        ProgressEvent,
+        Question,
+    )
     from codev_ls.lsp_hunks import Hunk
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,8 @@ class LspBridge:
         readback_quiet: float = 0.2,
     ) -> None:
         self.ls = server
-        self.capabilities = BridgeCapabilities(edit_preview_approval=False, progress=True)
+        self._capabilities: BridgeCapabilities | None = None
+        self._preview_approval = False
         # A run shorter than this never shows a progress bar (quick reads must not flash).
         self.progress_delay = progress_delay
         # How long to wait for the editor's didChange after it applied an edit.
@@ -143,7 +144,20 @@ class LspBridge:
         )
         window = caps.window if caps else None
         self._client_progress = bool(window and window.work_done_progress)
-        self.capabilities.edit_preview_approval = self._can_apply and self._annotations
+        self._preview_approval = self._can_apply and self._annotations
+        if self._capabilities is not None:
+            self._capabilities.edit_preview_approval = self._preview_approval
+
+    @property
+    def capabilities(self) -> BridgeCapabilities:
+        """What the engine may count on (built on first use, after ``configure``)."""
+        if self._capabilities is None:
+            from codev_ls.bridge import BridgeCapabilities
+
+            self._capabilities = BridgeCapabilities(
+                edit_preview_approval=self._preview_approval, progress=True
+            )
+        return self._capabilities
 
     @property
     def ready(self) -> bool:
@@ -202,6 +216,8 @@ class LspBridge:
     # ------------------------------------------------------------------ permission questions
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        from codev_ls.bridge import PermissionAnswer
+
         actions: list[tuple[str, PermissionChoice]] = [(ALLOW_ONCE, "allow_once")]
         if request.session_rule:
             actions.append((f"{ALLOW_SESSION}: {request.session_rule}", "allow_session"))
@@ -274,6 +290,8 @@ class LspBridge:
         return self.ls.workspace.text_documents.get(key)
 
     def read_buffer(self, path: Path) -> BufferSnapshot | None:
+        from codev_ls.bridge import BufferSnapshot
+
         doc = self._doc(Path(path))
         if doc is None:
             return None
@@ -281,6 +299,8 @@ class LspBridge:
         return BufferSnapshot(Path(path), text, doc.version, self._is_dirty(Path(path), doc, text))
 
     def open_buffers(self) -> list[BufferSnapshot]:
+        from codev_ls.bridge import BufferSnapshot
+
         snaps = []
         for doc in list(self.ls.workspace.text_documents.values()):
             path = _uri_path(doc.uri)
@@ -329,6 +349,8 @@ class LspBridge:
     # ------------------------------------------------------------------ edits
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:
+        from codev_ls.bridge import EditApplyResult
+
         try:
             return await self._apply_edit(edit)
         except asyncio.CancelledError:
@@ -340,6 +362,8 @@ class LspBridge:
             )
 
     async def _apply_edit(self, edit: FileEdit) -> EditApplyResult:
+        from codev_ls.bridge import EditApplyResult
+
         path = Path(edit.path)
         doc = self._doc(path)
         old = edit.old_text if edit.old_text is not None else ""
@@ -478,6 +502,7 @@ class LspBridge:
         version: int | None,
     ) -> EditApplyResult:
         """The editor applied (some of) the edit: learn what landed, and put it on disk."""
+        from codev_ls.bridge import EditApplyResult
         from codev_ls.lsp_hunks import apply_hunks, detect_landed, rebase_hunks
 
         buffer = await self._read_back(path, version, edit.new_text)
@@ -555,6 +580,8 @@ class LspBridge:
 
     async def _write(self, path: Path, text: str, encoding: str) -> None:
         """Write atomically; shutdown waits for writes in flight (they are never cut)."""
+        from codev_ls.engine.files import atomic_write_text
+
         task = asyncio.ensure_future(asyncio.to_thread(atomic_write_text, path, text, encoding))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
@@ -706,6 +733,8 @@ def permission_message(request: PermissionRequest) -> str:
 
 def cut_prompt_detail(text: str) -> str:
     """A command or diff cut to what a prompt can show (lines, then characters)."""
+    from codev_ls.bridge import cut_detail
+
     lines = text.splitlines()
     if len(lines) > PROMPT_DETAIL_LINES:
         kept = "\n".join(lines[:PROMPT_DETAIL_LINES])
