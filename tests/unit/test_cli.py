@@ -173,3 +173,17 @@ def test_unwritable_config_dir_still_prints_the_outcome(
     assert len(audit) == 1 and len(session) == 1, out.stderr
     assert lines.index("[Read: success (config)]") < lines.index(session[0])
     assert len(lines) == 3, out.stderr
+
+
+def test_a_disabled_builtin_is_not_offered(codev_cmd: list[str], workspace: Path) -> None:
+    out = subprocess.run(
+        [*codev_cmd, "tool", "WebFetch", '{"url": "https://example.com", "prompt": "x"}'],
+        capture_output=True,
+        text=True,
+        cwd=workspace,
+        env={**os.environ, "CODEV_DISABLE_WEBFETCH": "1"},
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert "No such tool available: WebFetch" in out.stdout
+    assert "WebSearch" in out.stdout  # the others are still there
