@@ -58,6 +58,11 @@ log = logging.getLogger(__name__)
 PROMPT_DETAIL_LINES = 40
 PROMPT_DETAIL_CHARS = 3_000
 
+# Editors built on vscode-languageclient (their InitializeParams.clientInfo.name). With
+# incremental sync it sends a didChange from the document's change event, which fires
+# while VS Code applies the edit — before the applyEdit promise it answers with resolves.
+VSCODE_FAMILY = ("Visual Studio Code", "VSCodium", "Code - OSS", "code-server", "Cursor")
+
 ALLOW_ONCE = "Allow once"
 ALLOW_SESSION = "Allow for this session"
 ALLOW_ALWAYS = "Always allow"
@@ -127,12 +132,24 @@ class LspBridge:
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
         self._dirty_cache: dict[str, tuple[tuple[Any, ...], bool]] = {}
         self._edit_seq = 0
+        # Whether this editor sends the didChange of an applied edit before it answers
+        # the applyEdit (None: not known). When it does, an open buffer whose version did
+        # not move by the answer got no change at all (every hunk unticked in the
+        # preview) and the read-back need not wait. Known from the editor's name
+        # (VS CODE_FAMILY) or learned from its earlier edits; a didChange seen after an
+        # answer makes it False for good.
+        self._changes_before_answer: bool | None = None
 
     # ------------------------------------------------------------------ set-up
 
-    def configure(self, caps: types.ClientCapabilities | None) -> None:
+    def configure(
+        self, caps: types.ClientCapabilities | None, client_info: types.ClientInfo | None = None
+    ) -> None:
         """Learn what the editor can do (from ``initialize``)."""
         self._loop = asyncio.get_running_loop()
+        name = client_info.name if client_info is not None else ""
+        if name.startswith(VSCODE_FAMILY):
+            self._changes_before_answer = True
         workspace = caps.workspace if caps else None
         edit_caps = workspace.workspace_edit if workspace else None
         self._can_apply = bool(workspace and workspace.apply_edit)
@@ -417,7 +434,43 @@ class LspBridge:
                 hunks_applied=[],
                 hunks_rejected=[h.index for h in hunks],
             )
-        return await self._after_applied(edit, path, old, hunks, version)
+        if doc is None or not hunks:
+            return await self._after_applied(edit, path, old, hunks, version)
+        now = self._doc(path)
+        if now is not None and now.version == version and self._changes_before_answer:
+            # The buffer did not move, and this editor reports changes before it
+            # answers: the user unticked every hunk. Nothing landed; no need to wait.
+            return EditApplyResult(
+                applied=False,
+                reason="the user rejected every change of the edit in the editor's preview",
+                hunks_applied=[],
+                hunks_rejected=[h.index for h in hunks],
+            )
+        at_answer = now.source if now is not None and now.version != version else None
+        outcome = await self._after_applied(edit, path, old, hunks, version)
+        self._learn_change_order(path, version, at_answer, outcome)
+        return outcome
+
+    def _learn_change_order(
+        self, path: Path, version: int | None, at_answer: str | None, result: EditApplyResult
+    ) -> None:
+        """Learn whether this editor's didChange comes before its applyEdit answer.
+
+        Before: the landed text was already in the buffer when the answer came.
+        After: the buffer had not moved at the answer but moved later — which rules
+        out ending a read-back early for the rest of the session.
+        """
+        if at_answer is not None:
+            if (
+                self._changes_before_answer is None
+                and result.hunks_applied
+                and result.final_text == at_answer
+            ):
+                self._changes_before_answer = True
+            return
+        later = self._doc(path)
+        if later is not None and later.version != version:
+            self._changes_before_answer = False
 
     def _workspace_edit(
         self,

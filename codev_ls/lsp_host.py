@@ -73,7 +73,7 @@ class CodevLanguageServer(LanguageServer):
         self.root, warning = workspace_root(params)
         if warning:
             self.bridge.show_message("warning", warning)
-        self.bridge.configure(params.capabilities)
+        self.bridge.configure(params.capabilities, params.client_info)
         options = params.initialization_options
         if isinstance(options, dict):
             section = options.get(SETTINGS_SECTION)
