@@ -203,8 +203,12 @@ class LspBridge:
 
     # ------------------------------------------------------------------ requests to the editor
 
-    async def _request(self, method: str, params: Any) -> Any:
+    async def _request(
+        self, method: str, params: Any, on_answer: Callable[[Future[Any]], None] | None = None
+    ) -> Any:
         fut = self.ls.protocol.send_request(method, params)
+        if on_answer is not None:
+            fut.add_done_callback(on_answer)  # first: it runs as the answer is read
         self._outgoing.add(fut)
         fut.add_done_callback(self._outgoing.discard)
         return await asyncio.wrap_future(fut)
@@ -411,9 +415,32 @@ class LspBridge:
             created_here = await asyncio.to_thread(_create_empty, path)
         version = doc.version if doc is not None else None
         params = self._workspace_edit(edit, hunks, old, version, create=edit.old_text is None)
+        landing: asyncio.Future[EditApplyResult] | None = None
+
+        def on_answer(answer: Future[Any]) -> None:
+            # Runs as the answer is read, before any later message (a shutdown, a
+            # cancel, a late didChange) is handled: from here the edit is in the
+            # editor, and what follows — learning what landed, the disk write — is
+            # finished whatever happens to the run (shutdown drains it).
+            nonlocal landing
+            if answer.cancelled() or answer.exception() is not None:
+                return
+            if not bool(getattr(answer.result(), "applied", False)):
+                return
+            seen = self._doc(path) if doc is not None else None
+            at_answer = (seen.version, seen.source) if seen is not None else None
+            landing = asyncio.ensure_future(
+                self._land(edit, path, old, hunks, version, doc is not None, at_answer)
+            )
+            self._writes.add(landing)
+            landing.add_done_callback(self._writes.discard)
+
         try:
-            result = await self._request(types.WORKSPACE_APPLY_EDIT, params)
+            result = await self._request(types.WORKSPACE_APPLY_EDIT, params, on_answer)
         except asyncio.CancelledError:
+            if landing is not None:
+                await _uninterrupted(landing)
+                raise
             if created_here:
                 await asyncio.to_thread(_remove_if_empty, path)
             raise
@@ -423,8 +450,7 @@ class LspBridge:
             return EditApplyResult(
                 applied=False, reason=f"the editor did not apply the edit ({exc})"
             )
-        applied = bool(getattr(result, "applied", False))
-        if not applied:
+        if landing is None:
             if created_here:
                 await asyncio.to_thread(_remove_if_empty, path)
             reason = getattr(result, "failure_reason", None) or "the user rejected the edit"
@@ -434,10 +460,28 @@ class LspBridge:
                 hunks_applied=[],
                 hunks_rejected=[h.index for h in hunks],
             )
-        if doc is None or not hunks:
+        return await _uninterrupted(landing)
+
+    async def _land(
+        self,
+        edit: FileEdit,
+        path: Path,
+        old: str,
+        hunks: list[Hunk],
+        version: int | None,
+        was_open: bool,
+        at_answer: tuple[int | None, str] | None,
+    ) -> EditApplyResult:
+        """The editor answered ``applied: true``: what landed, and the disk to match.
+
+        ``at_answer`` is the buffer (version, text) when the answer was read.
+        """
+        from codev_ls.bridge import EditApplyResult
+
+        if not was_open or not hunks:
             return await self._after_applied(edit, path, old, hunks, version)
-        now = self._doc(path)
-        if now is not None and now.version == version and self._changes_before_answer:
+        unmoved = at_answer is not None and at_answer[0] == version
+        if unmoved and self._changes_before_answer:
             # The buffer did not move, and this editor reports changes before it
             # answers: the user unticked every hunk. Nothing landed; no need to wait.
             return EditApplyResult(
@@ -446,9 +490,9 @@ class LspBridge:
                 hunks_applied=[],
                 hunks_rejected=[h.index for h in hunks],
             )
-        at_answer = now.source if now is not None and now.version != version else None
+        moved_text = at_answer[1] if at_answer is not None and not unmoved else None
         outcome = await self._after_applied(edit, path, old, hunks, version)
-        self._learn_change_order(path, version, at_answer, outcome)
+        self._learn_change_order(path, version, moved_text, outcome)
         return outcome
 
     def _learn_change_order(
@@ -838,6 +882,27 @@ class _EndOfText:
         self.breaks = count_lines(text)
         cut = max(text.rfind("\n"), text.rfind("\r")) + 1
         self.last_line = text[cut:]
+
+
+async def _uninterrupted(task: asyncio.Future[Any]) -> Any:
+    """Wait for ``task`` to end even if the waiter is cancelled meanwhile (then re-raise).
+
+    For work that must not be cut once begun: an edit the editor has applied is
+    finished (the disk made to match), and only then is the interruption honoured.
+    """
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            break  # the task's own failure: task.result() below raises it
+    if cancelled:
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("finishing an applied edit failed: %s", task.exception())
+        raise asyncio.CancelledError
+    return task.result()
 
 
 def _read_text(path: Path, encoding: str) -> str | None:
