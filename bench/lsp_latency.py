@@ -9,12 +9,21 @@ machine's load cancels out:
 - round trip: ``codev/runTool`` Read of a small file, against a trivial custom
   request (``bench/echo``) of the bare server (target ≤ 3×).
 
-Cold starts alternate between the two servers (bare, codev, bare, codev...)
-so a change in load hits both; the medians are compared. The client is a
+Cold starts alternate between the two servers, and so does which of a pair
+goes first (bare, codev, codev, bare, ...), so a change in load on a shared
+machine hits both alike. Both the medians and the minimums are reported; the
+target is checked on the ratio of the **medians** (the minimums — the least
+disturbed starts — are printed beside them as a cross-check). The client is a
 minimal blocking JSON-RPC client over pipes (no pytest-lsp), the same for both.
 
-    python bench/lsp_latency.py            # 15 starts each, 300 round trips each
-    python bench/lsp_latency.py --quick    # CI: 5 starts, 100 round trips
+Both servers run with compiled bytecode: an environment with
+``PYTHONDONTWRITEBYTECODE`` would otherwise make Codev's own modules compile
+from source at every start while pygls (installed with its ``.pyc`` files)
+never does. The children get a ``PYTHONPYCACHEPREFIX`` in the run's temporary
+folder instead, filled by the warm-up starts, so the checkout is left untouched.
+
+    python bench/lsp_latency.py            # 25 starts each, 300 round trips each
+    python bench/lsp_latency.py --quick    # CI: 11 starts, 100 round trips
 """
 
 from __future__ import annotations
@@ -34,6 +43,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 TARGET_START = 1.2
 TARGET_ROUND_TRIP = 3.0
+
+# Cold starts and round trips per server: (starts, trips).
+QUICK = (11, 100)
+FULL = (25, 300)
 
 BARE_SERVER = """
 from pygls.lsp.server import LanguageServer
@@ -147,19 +160,27 @@ def run(starts: int, trips: int) -> dict[str, float]:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO), env.get("PYTHONPATH")] if p)
         env["CODEV_CONFIG_DIR"] = str(Path(tmp) / "config")
+        # Bytecode for both servers, cached in the temporary folder (see the docstring).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         bare_argv = [sys.executable, str(bare_script)]
         codev_argv = [sys.executable, "-m", "codev_ls"]
 
-        # Warm the OS caches (first imports read .pyc files from disk).
-        for argv in (bare_argv, codev_argv):
-            c = Client(argv, env)
-            c.initialize(root)
-            c.close()
+        # Warm up: the first start of each writes its bytecode, the second reads it
+        # (and the OS has the files cached).
+        for _ in range(2):
+            for argv in (bare_argv, codev_argv):
+                c = Client(argv, env)
+                c.initialize(root)
+                c.close()
 
         bare_starts: list[float] = []
         codev_starts: list[float] = []
-        for _ in range(starts):
-            for argv, sink in ((bare_argv, bare_starts), (codev_argv, codev_starts)):
+        bare_pair = (bare_argv, bare_starts)
+        codev_pair = (codev_argv, codev_starts)
+        for i in range(starts):
+            order = (bare_pair, codev_pair) if i % 2 == 0 else (codev_pair, bare_pair)
+            for argv, sink in order:
                 c = Client(argv, env)
                 sink.append(c.initialize(root))
                 c.close()
@@ -193,6 +214,9 @@ def run(starts: int, trips: int) -> dict[str, float]:
         "bare_start_ms": _median_ms(bare_starts),
         "codev_start_ms": _median_ms(codev_starts),
         "start_ratio": statistics.median(codev_starts) / statistics.median(bare_starts),
+        "bare_start_min_ms": min(bare_starts) * 1000,
+        "codev_start_min_ms": min(codev_starts) * 1000,
+        "start_min_ratio": min(codev_starts) / min(bare_starts),
         "bare_trip_ms": _median_ms(bare_trips),
         "bare_trip_p95_ms": _p95_ms(bare_trips),
         "codev_trip_ms": _median_ms(codev_trips),
@@ -208,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trips", type=int, default=None, help="round trips per server")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    starts = args.starts or (5 if args.quick else 15)
-    trips = args.trips or (100 if args.quick else 300)
+    starts = args.starts or (QUICK if args.quick else FULL)[0]
+    trips = args.trips or (QUICK if args.quick else FULL)[1]
     figures = run(starts, trips)
     if args.json:
         print(json.dumps(figures, indent=2))
@@ -218,15 +242,20 @@ def main(argv: list[str] | None = None) -> int:
     def verdict(ratio: float, target: float) -> str:
         return "ok" if ratio <= target else "OVER TARGET"
 
-    print(f"LSP latency ({starts} cold starts, {trips} round trips per server; medians)")
+    print(f"LSP latency ({starts} cold starts, {trips} round trips per server)")
     print(
-        f"  cold start → initialize: bare pygls {figures['bare_start_ms']:.0f} ms, "
+        f"  cold start → initialize, median: bare pygls {figures['bare_start_ms']:.0f} ms, "
         f"codev-ls {figures['codev_start_ms']:.0f} ms → "
-        f"{figures['start_ratio']:.2f}× (target ≤ {TARGET_START}×: "
+        f"{figures['start_ratio']:.2f}× (target ≤ {TARGET_START}×, checked on the medians: "
         f"{verdict(figures['start_ratio'], TARGET_START)})"
     )
     print(
-        f"  round trip: bare custom request {figures['bare_trip_ms']:.2f} ms "
+        f"  cold start → initialize, min:    bare pygls {figures['bare_start_min_ms']:.0f} ms, "
+        f"codev-ls {figures['codev_start_min_ms']:.0f} ms → "
+        f"{figures['start_min_ratio']:.2f}× (for information)"
+    )
+    print(
+        f"  round trip, median: bare custom request {figures['bare_trip_ms']:.2f} ms "
         f"(p95 {figures['bare_trip_p95_ms']:.2f}), codev/runTool Read "
         f"{figures['codev_trip_ms']:.2f} ms (p95 {figures['codev_trip_p95_ms']:.2f}) → "
         f"{figures['trip_ratio']:.2f}× (target ≤ {TARGET_ROUND_TRIP}×: "

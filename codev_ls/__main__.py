@@ -15,34 +15,36 @@ when it could tell, 2 for usage errors (bad JSON, unknown tool, invalid input).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codev_ls import __version__
-from codev_ls.permissions.types import PERMISSION_MODES, parse_mode
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits 2 with a one-line message (its default, made explicit)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"codev-ls: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+# What editors pass: nothing (Neovim), or ``--stdio`` (vscode-languageclient). These
+# start the server without building the argument parser: argparse pulls in gettext
+# and shutil (bz2, lzma), and the cold start to `initialize` is what editors wait on.
+_PLAIN_SERVE_ARGS = ([], ["--stdio"])
 
 
 def _mode_arg(value: str) -> str:
+    import argparse
+
+    from codev_ls.permissions.types import PERMISSION_MODES, parse_mode
+
     mode = parse_mode(value)
     if mode is None:
         raise argparse.ArgumentTypeError(
@@ -52,6 +54,16 @@ def _mode_arg(value: str) -> str:
 
 
 def make_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        """argparse that exits 2 with a one-line message (its default, made explicit)."""
+
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.print_usage(sys.stderr)
+            print(f"codev-ls: error: {message}", file=sys.stderr)
+            raise SystemExit(EXIT_USAGE)
+
     parser = _Parser(
         prog="codev-ls",
         description="Codev LS: an AI coding assistant's tool engine, as a language server.",
@@ -106,16 +118,13 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in _PLAIN_SERVE_ARGS:
+        _set_up_logging(os.environ.get("CODEV_LOG_LEVEL", "WARNING"))
+        return serve()
     parser = make_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    from codev_ls.engine.secrets import install_log_redaction
-
-    install_log_redaction()
+    _set_up_logging(args.log_level)
     if args.command == "tool":
         return run_tool_command(args)
     if args.command == "chat":
@@ -124,22 +133,71 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_chat_command(args)
     if args.command == "explain":
         return explain_command(args)
-    return serve(args)
+    return serve(args.tcp)
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Start the language server (stdio unless --tcp)."""
-    from codev_ls.server import serve as serve_lsp
+def _set_up_logging(level: str) -> None:
+    """Logs go to stderr (stdout is the protocol channel), with API keys redacted."""
+    logging.basicConfig(
+        level=getattr(logging, str(level).upper(), logging.WARNING),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from codev_ls.engine.secrets import install_log_redaction
 
-    if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        if not host or not port.isdigit():
-            print(f"codev-ls: error: --tcp expects HOST:PORT, got {args.tcp!r}", file=sys.stderr)
+    install_log_redaction()
+
+
+def parse_tcp(value: str) -> tuple[str, int] | str:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as (host, port), or why it is not one."""
+    host, _, port = value.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not host or not port.isdigit():
+        return f"--tcp expects HOST:PORT, got {value!r}"
+    if not 1 <= int(port) <= 65535:
+        return f"--tcp: the port must be between 1 and 65535, got {port}"
+    return host, int(port)
+
+
+def serve(tcp_arg: str | None = None) -> int:
+    """Start the language server (stdio unless ``--tcp HOST:PORT`` is given)."""
+    tcp = None
+    if tcp_arg:
+        parsed = parse_tcp(tcp_arg)
+        if isinstance(parsed, str):
+            print(f"codev-ls: error: {parsed}", file=sys.stderr)
             return EXIT_USAGE
-        serve_lsp(tcp=(host, int(port)))
-    else:
+        tcp = parsed
+    serve_lsp = _import_server()
+    if tcp is None:
         serve_lsp()
+        return EXIT_OK
+    try:
+        serve_lsp(tcp=tcp)
+    except OSError as exc:  # the port is taken, the host unknown...
+        reason = exc.strerror or str(exc)
+        print(f"codev-ls: error: cannot serve on {tcp_arg}: {reason}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
+
+
+def _import_server() -> Callable[..., None]:
+    """Import the LSP server with the garbage collector paused, then freeze what it made.
+
+    Importing lsprotocol and pygls creates ~10^6 objects that live as long as the
+    process; a full collection in the middle of the imports walks all of them and
+    costs ~30 ms of the cold start. Frozen, they are left out of every later
+    collection too (shorter pauses while requests are answered).
+    """
+    import gc
+
+    gc.disable()
+    try:
+        from codev_ls.server import serve as serve_lsp
+    finally:
+        gc.freeze()
+        gc.enable()
+    return serve_lsp
 
 
 def _read_input(args: argparse.Namespace) -> tuple[dict | None, Path | None]:
@@ -152,6 +210,16 @@ def _read_input(args: argparse.Namespace) -> tuple[dict | None, Path | None]:
             f'column {exc.colno}). Pass one JSON object, e.g. \'{{"file_path": "/tmp/x"}}\'.',
             file=sys.stderr,
         )
+        return None, None
+    except RecursionError:
+        print(
+            "codev-ls: error: the input is nested too deeply to be read as JSON. "
+            "Pass one JSON object of the tool's fields.",
+            file=sys.stderr,
+        )
+        return None, None
+    except ValueError as exc:  # e.g. an integer longer than Python converts (4300 digits)
+        print(f"codev-ls: error: the input cannot be read as JSON ({exc}).", file=sys.stderr)
         return None, None
     if not isinstance(tool_input, dict):
         print(
@@ -196,24 +264,9 @@ async def _explain(name: str, tool_input: dict, root: Path, mode: str | None, as
 
 
 def run_tool_command(args: argparse.Namespace) -> int:
-    try:
-        tool_input = json.loads(args.input)
-    except json.JSONDecodeError as exc:
-        print(
-            f"codev-ls: error: the input is not valid JSON ({exc.msg} at line {exc.lineno}, "
-            f'column {exc.colno}). Pass one JSON object, e.g. \'{{"file_path": "/tmp/x"}}\'.',
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    if not isinstance(tool_input, dict):
-        print(
-            f"codev-ls: error: the input must be a JSON object, got {type(tool_input).__name__}.",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    root = Path(args.cwd or os.getcwd())
-    if not root.is_dir():
-        print(f"codev-ls: error: --cwd {root} is not a folder.", file=sys.stderr)
+    """`codev-ls tool`: one tool use through the engine, its outcome on stdout."""
+    tool_input, root = _read_input(args)
+    if tool_input is None or root is None:
         return EXIT_USAGE
     session_path = None
     if args.session is not None:
@@ -267,6 +320,7 @@ async def _run_tool(
         loop.add_signal_handler(signal.SIGTERM, on_sigint)
     except (NotImplementedError, RuntimeError):
         pass
+    outcome = None
     try:
         mcp = engine.services.get("mcp")
         if name.startswith("mcp__") and mcp is not None:
@@ -274,17 +328,27 @@ async def _run_tool(
         outcome = await engine.run_tool(name, tool_input)
     except asyncio.CancelledError:
         print("codev-ls: interrupted", file=sys.stderr)
-        return EXIT_FAILED
     finally:
         await engine.aclose()
-        if session_path is not None:
+    if outcome is not None:
+        if as_json:
+            print(json.dumps(outcome.to_protocol(), ensure_ascii=False, indent=2))
+        else:
+            print(outcome.text())
+            extra = f" ({outcome.decision_source})" if outcome.decision_source else ""
+            print(f"[{outcome.tool_name or name}: {outcome.status}{extra}]", file=sys.stderr)
+    # After the outcome: a session that cannot be kept must not hide what the tool did.
+    if session_path is not None:
+        try:
             save_session(engine.session, session_path)
-    if as_json:
-        print(json.dumps(outcome.to_protocol(), ensure_ascii=False, indent=2))
-    else:
-        print(outcome.text())
-        extra = f" ({outcome.decision_source})" if outcome.decision_source else ""
-        print(f"[{outcome.tool_name or name}: {outcome.status}{extra}]", file=sys.stderr)
+        except OSError as exc:
+            print(
+                f"codev-ls: warning: the session could not be saved to {session_path} "
+                f"({exc.strerror or exc}); the next run with --session starts afresh.",
+                file=sys.stderr,
+            )
+    if outcome is None:
+        return EXIT_FAILED
     return EXIT_OK if outcome.status == "success" else EXIT_FAILED
 
 

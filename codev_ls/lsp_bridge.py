@@ -31,26 +31,26 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from codev_ls.bridge import (
-    BridgeCapabilities,
-    BufferSnapshot,
-    EditApplyResult,
-    FileEdit,
-    MessageLevel,
-    PermissionAnswer,
-    PermissionChoice,
-    PermissionRequest,
-    ProgressEvent,
-    Question,
-    QuestionAnswer,
-    cut_detail,
-)
-from codev_ls.engine.files import atomic_write_text
-
+# The engine's bridge values are imported where they are used: this module is
+# loaded before the server answers `initialize`, and `codev_ls.bridge` (a dozen
+# dataclasses) is needed only once the engine runs — which imports it anyway.
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
     from pygls.workspace import TextDocument
 
+    from codev_ls.bridge import (
+        BridgeCapabilities,
+        BufferSnapshot,
+        EditApplyResult,
+        FileEdit,
+        MessageLevel,
+        PermissionAnswer,
+        PermissionChoice,
+        PermissionRequest,
+        ProgressEvent,
+        Question,
+        QuestionAnswer,
+    )
     from codev_ls.lsp_hunks import Hunk
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,11 @@ log = logging.getLogger(__name__)
 # A permission prompt shows at most this much of a command or diff.
 PROMPT_DETAIL_LINES = 40
 PROMPT_DETAIL_CHARS = 3_000
+
+# Editors built on vscode-languageclient (their InitializeParams.clientInfo.name). With
+# incremental sync it sends a didChange from the document's change event, which fires
+# while VS Code applies the edit — before the applyEdit promise it answers with resolves.
+VSCODE_FAMILY = ("Visual Studio Code", "VSCodium", "Code - OSS", "code-server", "Cursor")
 
 ALLOW_ONCE = "Allow once"
 ALLOW_SESSION = "Allow for this session"
@@ -105,7 +110,8 @@ class LspBridge:
         readback_quiet: float = 0.2,
     ) -> None:
         self.ls = server
-        self.capabilities = BridgeCapabilities(edit_preview_approval=False, progress=True)
+        self._capabilities: BridgeCapabilities | None = None
+        self._preview_approval = False
         # A run shorter than this never shows a progress bar (quick reads must not flash).
         self.progress_delay = progress_delay
         # How long to wait for the editor's didChange after it applied an edit.
@@ -129,12 +135,24 @@ class LspBridge:
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
         self._dirty_cache: dict[str, tuple[tuple[Any, ...], bool]] = {}
         self._edit_seq = 0
+        # Whether this editor sends the didChange of an applied edit before it answers
+        # the applyEdit (None: not known). When it does, an open buffer whose version did
+        # not move by the answer got no change at all (every hunk unticked in the
+        # preview) and the read-back need not wait. Known from the editor's name
+        # (VS CODE_FAMILY) or learned from its earlier edits; a didChange seen after an
+        # answer makes it False for good.
+        self._changes_before_answer: bool | None = None
 
     # ------------------------------------------------------------------ set-up
 
-    def configure(self, caps: types.ClientCapabilities | None) -> None:
+    def configure(
+        self, caps: types.ClientCapabilities | None, client_info: types.ClientInfo | None = None
+    ) -> None:
         """Learn what the editor can do (from ``initialize``)."""
         self._loop = asyncio.get_running_loop()
+        name = client_info.name if client_info is not None else ""
+        if name.startswith(VSCODE_FAMILY):
+            self._changes_before_answer = True
         workspace = caps.workspace if caps else None
         edit_caps = workspace.workspace_edit if workspace else None
         self._can_apply = bool(workspace and workspace.apply_edit)
@@ -146,7 +164,20 @@ class LspBridge:
         )
         window = caps.window if caps else None
         self._client_progress = bool(window and window.work_done_progress)
-        self.capabilities.edit_preview_approval = self._can_apply and self._annotations
+        self._preview_approval = self._can_apply and self._annotations
+        if self._capabilities is not None:
+            self._capabilities.edit_preview_approval = self._preview_approval
+
+    @property
+    def capabilities(self) -> BridgeCapabilities:
+        """What the engine may count on (built on first use, after ``configure``)."""
+        if self._capabilities is None:
+            from codev_ls.bridge import BridgeCapabilities
+
+            self._capabilities = BridgeCapabilities(
+                edit_preview_approval=self._preview_approval, progress=True
+            )
+        return self._capabilities
 
     @property
     def ready(self) -> bool:
@@ -175,8 +206,12 @@ class LspBridge:
 
     # ------------------------------------------------------------------ requests to the editor
 
-    async def _request(self, method: str, params: Any) -> Any:
+    async def _request(
+        self, method: str, params: Any, on_answer: Callable[[Future[Any]], None] | None = None
+    ) -> Any:
         fut = self.ls.protocol.send_request(method, params)
+        if on_answer is not None:
+            fut.add_done_callback(on_answer)  # first: it runs as the answer is read
         self._outgoing.add(fut)
         fut.add_done_callback(self._outgoing.discard)
         return await asyncio.wrap_future(fut)
@@ -205,6 +240,8 @@ class LspBridge:
     # ------------------------------------------------------------------ permission questions
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        from codev_ls.bridge import PermissionAnswer
+
         actions: list[tuple[str, PermissionChoice]] = [(ALLOW_ONCE, "allow_once")]
         if request.session_rule:
             actions.append((f"{ALLOW_SESSION}: {request.session_rule}", "allow_session"))
@@ -304,6 +341,8 @@ class LspBridge:
         return self.ls.workspace.text_documents.get(key)
 
     def read_buffer(self, path: Path) -> BufferSnapshot | None:
+        from codev_ls.bridge import BufferSnapshot
+
         doc = self._doc(Path(path))
         if doc is None:
             return None
@@ -311,6 +350,8 @@ class LspBridge:
         return BufferSnapshot(Path(path), text, doc.version, self._is_dirty(Path(path), doc, text))
 
     def open_buffers(self) -> list[BufferSnapshot]:
+        from codev_ls.bridge import BufferSnapshot
+
         snaps = []
         for doc in list(self.ls.workspace.text_documents.values()):
             path = _uri_path(doc.uri)
@@ -359,6 +400,8 @@ class LspBridge:
     # ------------------------------------------------------------------ edits
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:
+        from codev_ls.bridge import EditApplyResult
+
         try:
             return await self._apply_edit(edit)
         except asyncio.CancelledError:
@@ -370,6 +413,8 @@ class LspBridge:
             )
 
     async def _apply_edit(self, edit: FileEdit) -> EditApplyResult:
+        from codev_ls.bridge import EditApplyResult
+
         path = Path(edit.path)
         doc = self._doc(path)
         old = edit.old_text if edit.old_text is not None else ""
@@ -400,9 +445,32 @@ class LspBridge:
             created_here = await asyncio.to_thread(_create_empty, path)
         version = doc.version if doc is not None else None
         params = self._workspace_edit(edit, hunks, old, version, create=edit.old_text is None)
+        landing: asyncio.Future[EditApplyResult] | None = None
+
+        def on_answer(answer: Future[Any]) -> None:
+            # Runs as the answer is read, before any later message (a shutdown, a
+            # cancel, a late didChange) is handled: from here the edit is in the
+            # editor, and what follows — learning what landed, the disk write — is
+            # finished whatever happens to the run (shutdown drains it).
+            nonlocal landing
+            if answer.cancelled() or answer.exception() is not None:
+                return
+            if not bool(getattr(answer.result(), "applied", False)):
+                return
+            seen = self._doc(path) if doc is not None else None
+            at_answer = (seen.version, seen.source) if seen is not None else None
+            landing = asyncio.ensure_future(
+                self._land(edit, path, old, hunks, version, doc is not None, at_answer)
+            )
+            self._writes.add(landing)
+            landing.add_done_callback(self._writes.discard)
+
         try:
-            result = await self._request(types.WORKSPACE_APPLY_EDIT, params)
+            result = await self._request(types.WORKSPACE_APPLY_EDIT, params, on_answer)
         except asyncio.CancelledError:
+            if landing is not None:
+                await _uninterrupted(landing)
+                raise
             if created_here:
                 await asyncio.to_thread(_remove_if_empty, path)
             raise
@@ -412,8 +480,7 @@ class LspBridge:
             return EditApplyResult(
                 applied=False, reason=f"the editor did not apply the edit ({exc})"
             )
-        applied = bool(getattr(result, "applied", False))
-        if not applied:
+        if landing is None:
             if created_here:
                 await asyncio.to_thread(_remove_if_empty, path)
             reason = getattr(result, "failure_reason", None) or "the user rejected the edit"
@@ -423,7 +490,61 @@ class LspBridge:
                 hunks_applied=[],
                 hunks_rejected=[h.index for h in hunks],
             )
-        return await self._after_applied(edit, path, old, hunks, version)
+        return await _uninterrupted(landing)
+
+    async def _land(
+        self,
+        edit: FileEdit,
+        path: Path,
+        old: str,
+        hunks: list[Hunk],
+        version: int | None,
+        was_open: bool,
+        at_answer: tuple[int | None, str] | None,
+    ) -> EditApplyResult:
+        """The editor answered ``applied: true``: what landed, and the disk to match.
+
+        ``at_answer`` is the buffer (version, text) when the answer was read.
+        """
+        from codev_ls.bridge import EditApplyResult
+
+        if not was_open or not hunks:
+            return await self._after_applied(edit, path, old, hunks, version)
+        unmoved = at_answer is not None and at_answer[0] == version
+        if unmoved and self._changes_before_answer:
+            # The buffer did not move, and this editor reports changes before it
+            # answers: the user unticked every hunk. Nothing landed; no need to wait.
+            return EditApplyResult(
+                applied=False,
+                reason="the user rejected every change of the edit in the editor's preview",
+                hunks_applied=[],
+                hunks_rejected=[h.index for h in hunks],
+            )
+        moved_text = at_answer[1] if at_answer is not None and not unmoved else None
+        outcome = await self._after_applied(edit, path, old, hunks, version)
+        self._learn_change_order(path, version, moved_text, outcome)
+        return outcome
+
+    def _learn_change_order(
+        self, path: Path, version: int | None, at_answer: str | None, result: EditApplyResult
+    ) -> None:
+        """Learn whether this editor's didChange comes before its applyEdit answer.
+
+        Before: the landed text was already in the buffer when the answer came.
+        After: the buffer had not moved at the answer but moved later — which rules
+        out ending a read-back early for the rest of the session.
+        """
+        if at_answer is not None:
+            if (
+                self._changes_before_answer is None
+                and result.hunks_applied
+                and result.final_text == at_answer
+            ):
+                self._changes_before_answer = True
+            return
+        later = self._doc(path)
+        if later is not None and later.version != version:
+            self._changes_before_answer = False
 
     def _workspace_edit(
         self,
@@ -508,6 +629,7 @@ class LspBridge:
         version: int | None,
     ) -> EditApplyResult:
         """The editor applied (some of) the edit: learn what landed, and put it on disk."""
+        from codev_ls.bridge import EditApplyResult
         from codev_ls.lsp_hunks import apply_hunks, detect_landed, rebase_hunks
 
         buffer = await self._read_back(path, version, edit.new_text)
@@ -585,6 +707,8 @@ class LspBridge:
 
     async def _write(self, path: Path, text: str, encoding: str) -> None:
         """Write atomically; shutdown waits for writes in flight (they are never cut)."""
+        from codev_ls.engine.files import atomic_write_text
+
         task = asyncio.ensure_future(asyncio.to_thread(atomic_write_text, path, text, encoding))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
@@ -736,6 +860,8 @@ def permission_message(request: PermissionRequest) -> str:
 
 def cut_prompt_detail(text: str) -> str:
     """A command or diff cut to what a prompt can show (lines, then characters)."""
+    from codev_ls.bridge import cut_detail
+
     lines = text.splitlines()
     if len(lines) > PROMPT_DETAIL_LINES:
         kept = "\n".join(lines[:PROMPT_DETAIL_LINES])
@@ -786,6 +912,27 @@ class _EndOfText:
         self.breaks = count_lines(text)
         cut = max(text.rfind("\n"), text.rfind("\r")) + 1
         self.last_line = text[cut:]
+
+
+async def _uninterrupted(task: asyncio.Future[Any]) -> Any:
+    """Wait for ``task`` to end even if the waiter is cancelled meanwhile (then re-raise).
+
+    For work that must not be cut once begun: an edit the editor has applied is
+    finished (the disk made to match), and only then is the interruption honoured.
+    """
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            break  # the task's own failure: task.result() below raises it
+    if cancelled:
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("finishing an applied edit failed: %s", task.exception())
+        raise asyncio.CancelledError
+    return task.result()
 
 
 def _read_text(path: Path, encoding: str) -> str | None:

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 SETTINGS_SECTION = "codev"
 # How long shutdown waits for interrupted runs to finish their clean-up.
+# How long runs get to end on their own once the editor is gone.
+LOST_EDITOR_GRACE = 0.2
 SHUTDOWN_GRACE = 10.0
 
 
@@ -73,7 +75,7 @@ class CodevLanguageServer(LanguageServer):
         self.root, warning = workspace_root(params)
         if warning:
             self.bridge.show_message("warning", warning)
-        self.bridge.configure(params.capabilities)
+        self.bridge.configure(params.capabilities, params.client_info)
         options = params.initialization_options
         if isinstance(options, dict):
             section = options.get(SETTINGS_SECTION)
@@ -344,6 +346,11 @@ class CodevLanguageServer(LanguageServer):
                 )
             finally:
                 self.bridge.connection_lost()
+                # A question the editor can no longer answer ends its run as an
+                # (audited) rejection: give those runs a moment before interrupting.
+                waiting = [f for f in [*self._runs.values(), *self._chats] if not f.done()]
+                if waiting:
+                    await asyncio.wait(waiting, timeout=LOST_EDITOR_GRACE)
                 await self.aclose()
 
         try:

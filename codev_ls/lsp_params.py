@@ -14,11 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from codev_ls.permissions.types import PERMISSION_MODES, PermissionMode, parse_mode
-
 if TYPE_CHECKING:
     from codev_ls.chat import ChatRequest
     from codev_ls.engine.tool import Tool
+    from codev_ls.permissions.types import PermissionMode
 
 ProgressToken = int | str
 
@@ -136,6 +135,8 @@ def parse_mode_params(params: Any, method: str = "codev/permissionMode") -> Perm
 def check_mode(value: Any, method: str) -> PermissionMode | None:
     if value is None:
         return None
+    from codev_ls.permissions.types import PERMISSION_MODES, parse_mode
+
     mode = parse_mode(value)
     if mode is None:
         raise InvalidParams(

@@ -42,6 +42,8 @@ def _isolated_config(
         "CODEV_REPL",
     ):
         monkeypatch.delenv(var, raising=False)
+    for var in [v for v in os.environ if v.startswith(("CODEV_DISABLE_", "CODEV_ENABLE_"))]:
+        monkeypatch.delenv(var)  # a developer's tool switches must not change what tests see
     return config
 
 

@@ -67,6 +67,11 @@ class ToolUse:
     input: Any = field(default_factory=dict)
 
 
+# An interruption raised in any stage ends the run as ``interrupted``: every stage's
+# catch-all handler lets these through first (ToolInterrupted is an Exception).
+_INTERRUPTIONS = (asyncio.CancelledError, ToolInterrupted)
+
+
 class _Stop(Exception):
     """Ends the lifecycle early with an outcome."""
 
@@ -149,7 +154,7 @@ class _Run:
             return self.stage9_outcome(result, content, persisted, post)
         except _Stop as stop:
             return stop.outcome
-        except (asyncio.CancelledError, ToolInterrupted):
+        except _INTERRUPTIONS:
             return self.outcome_interrupted()
         except Exception as exc:  # a bug in a stage must still end in an outcome
             return self.outcome_crash("running", exc)
@@ -213,6 +218,8 @@ class _Run:
         self._check_abort()
         try:
             verdict = await self.tool.validate_input(self.input, self.ctx)
+        except _INTERRUPTIONS:
+            raise
         except ToolError as exc:
             raise _Stop(self.outcome_error(exc.message)) from exc
         except Exception as exc:
@@ -230,6 +237,8 @@ class _Run:
             pre = await self.ctx.engine.hooks.run_pre_tool_use(
                 tool, dump_input(self.input), self.ctx, self._progress
             )
+        except _INTERRUPTIONS:
+            raise
         except Exception as exc:
             # A broken hook is shown to the user; it never silently allows.
             self.emit(
@@ -254,7 +263,7 @@ class _Run:
         self._check_abort()
         try:
             decision = await resolve_permission(self.tool, self.input, self.ctx, hook_decision)
-        except (asyncio.CancelledError, ToolInterrupted):
+        except _INTERRUPTIONS:
             raise
         except Exception as exc:
             raise _Stop(self.outcome_crash("deciding the permission", exc)) from exc
@@ -281,7 +290,7 @@ class _Run:
         self._check_abort()
         try:
             result = await self.tool.call(self.input, self.ctx, self._progress)
-        except (asyncio.CancelledError, ToolInterrupted):
+        except _INTERRUPTIONS:
             raise
         except ToolRejected as exc:
             # e.g. the edit refused in the editor's preview: the user's decision, logged.
@@ -301,6 +310,8 @@ class _Run:
         assert self.tool is not None
         try:
             block = self.tool.map_tool_result_to_block(result, self.use.id)
+        except _INTERRUPTIONS:
+            raise
         except Exception as exc:
             raise _Stop(self.outcome_crash("mapping the result", exc)) from exc
         content = block.get("content", "")
@@ -335,6 +346,8 @@ class _Run:
             post = await self.ctx.engine.hooks.run_post_tool_use(
                 self.tool, dump_input(self.input), content, self.ctx, self._progress
             )
+        except _INTERRUPTIONS:
+            raise
         except Exception as exc:
             self.emit(
                 MessageUpdate(self.use.id, "error", f"PostToolUse hook failed: {exc}", "post_hooks")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -30,6 +29,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
+    # Imported here: tempfile pulls in shutil, random, bz2, lzma (~10 ms), and the LSP
+    # server imports this module before it answers `initialize` (see bench/lsp_latency.py).
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".codev-tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

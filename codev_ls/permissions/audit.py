@@ -63,12 +63,31 @@ def audit_record(
 def audit_decision(
     ctx: ToolUseContext, tool: Tool | None, input: Any, decision: PermissionResult
 ) -> None:
-    """Append one decision to the session's audit log (never raises)."""
+    """Append one decision to the session's audit log (never raises).
+
+    A log that cannot be written is said once per session, in one line: every
+    later decision would fail the same way, and a traceback each time buries
+    the rest of stderr.
+    """
     try:
         line = json.dumps(audit_record(ctx, tool, input, decision), ensure_ascii=False)
         _append(ctx.session.data_dir / AUDIT_FILE, line + "\n")
-    except Exception:
-        log.exception("could not write the permission audit log")
+    except Exception as exc:
+        session_id = getattr(getattr(ctx, "session", None), "id", None)
+        if session_id in _warned:
+            log.debug("permission audit log not written: %s", exc)
+            return
+        _warned.add(session_id)
+        log.warning(
+            "could not write the permission audit log (%s: %s); decisions of this session "
+            "are not logged",
+            type(exc).__name__,
+            exc,
+        )
+
+
+# Sessions already told that their audit log cannot be written.
+_warned: set[str | None] = set()
 
 
 # Open audit files, kept open between decisions: opening and closing the file for every

@@ -43,6 +43,10 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 PRESETS = ("neovim@v0.11.0", "visual-studio-code")
+_CLIENT_INFO = {
+    "neovim@v0.11.0": types.ClientInfo(name="Neovim", version="0.11.0"),
+    "visual-studio-code": types.ClientInfo(name="Visual Studio Code", version="1.95.0"),
+}
 
 # An answer to a permission prompt: a title prefix, None (dismiss), "error", or a function
 # (sync or async) returning one of those.
@@ -83,6 +87,8 @@ class EditorClient(LanguageClient):
         # Seconds before answering a prompt (a user thinking).
         self.prompt_delay: float = 0.0
         self.position_encoding: str = "utf-16"
+        # What the editor calls itself in initialize (as the real ones do); None sends none.
+        self.client_info: types.ClientInfo | None = _CLIENT_INFO.get(preset)
 
         # pygls registers functions, not bound methods.
         async def on_prompt(params: types.ShowMessageRequestParams) -> Any:
@@ -116,6 +122,7 @@ class EditorClient(LanguageClient):
         result = await self.initialize_session(
             types.InitializeParams(
                 capabilities=caps,
+                client_info=self.client_info,
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                 initialization_options=initialization_options,
@@ -240,6 +247,8 @@ class EditorClient(LanguageClient):
             changes.append(
                 types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text)
             )
+        if not changes:
+            return changes  # nothing applied: the version stays, nothing is sent (as VS Code)
         doc.version = (doc.version or 0) + 1
         if notify:
             self._send_change(doc.uri, doc.version, changes)

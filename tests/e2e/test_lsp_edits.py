@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -112,16 +113,89 @@ async def test_some_hunks_accepted_in_the_preview(
     assert "twenty-five" in outcome["content"]  # the model is told what did not land
 
 
+def _reject_all_then_type(client: EditorClient, path: Path, typed: str) -> None:
+    """Untick every hunk; the user types in the buffer half a second after the answer."""
+
+    def answer(params: types.ApplyWorkspaceEditParams) -> set[str]:
+        asyncio.get_running_loop().call_later(0.5, client.type, path, typed)
+        return set()
+
+    client.edit_answer = answer
+
+
+async def _until_typed(client: EditorClient, path: Path, typed: str) -> None:
+    while client.text(path) != typed:
+        await asyncio.sleep(0.05)
+    await client.run_tool("Glob", {"pattern": "*.none"})  # a round trip: the didChange is in
+
+
 async def test_no_hunk_accepted_is_a_rejection(start_editor: StartEditor, workspace: Path) -> None:
+    """VS Code sends no didChange when nothing landed: the server knows at the answer.
+
+    It must not wait for a change that never comes and then take the user's typing
+    for the edit (which wrote the typing to disk and reported success).
+    """
     client = await start_editor(VSCODE)
     path = workspace / "a.txt"
     path.write_text(TEXT)
     client.open(path)
     await _read(client, path)
-    client.edit_answer = lambda params: set()
+    typed = TEXT + "the user typed this\n"
+    _reject_all_then_type(client, path, typed)
     outcome = await _edit(client, path, "line 7\n", "seven\n")
     assert outcome["status"] == "rejected", outcome
+    assert "rejected every change" in outcome["content"]
     assert path.read_text() == TEXT and client.text(path) == TEXT
+    await _until_typed(client, path, typed)
+    assert path.read_text() == TEXT  # the typing stays unsaved in the buffer
+
+
+async def test_the_change_order_is_learned_from_an_unnamed_editor(
+    start_editor: StartEditor, workspace: Path
+) -> None:
+    """No clientInfo: an edit whose didChange came before its answer teaches the server."""
+    client = await start_editor(VSCODE, initialize=False)
+    client.client_info = None
+    await client.initialize(workspace)
+    path = workspace / "a.txt"
+    path.write_text(TEXT)
+    client.open(path)
+    await _read(client, path)
+    client.edit_answer = "accept"
+    first = await _edit(client, path, "line 3\n", "three\n")
+    assert first["status"] == "success", first
+    after_first = TEXT.replace("line 3\n", "three\n")
+    typed = after_first + "typed\n"
+    _reject_all_then_type(client, path, typed)
+    outcome = await _edit(client, path, "line 7\n", "seven\n")
+    assert outcome["status"] == "rejected", outcome
+    await _until_typed(client, path, typed)
+    assert path.read_text() == after_first
+
+
+async def test_an_editor_that_reports_late_is_waited_for(
+    start_editor: StartEditor, workspace: Path
+) -> None:
+    """An unnamed editor with previews whose didChange comes after its answer: the
+    server waits for it and reports exactly the hunks that landed (never a guess)."""
+    client = await start_editor(VSCODE, initialize=False)
+    client.client_info = None
+    await client.initialize(workspace)
+    client.didchange_delay = 0.3
+    path = workspace / "a.txt"
+    path.write_text(TEXT)
+    client.open(path)
+    await _read(client, path)
+    client.edit_answer = lambda params: {annotation_ids(params)[-1]}
+    for top, bottom in ((2, 25), (3, 26)):  # the second time it is known to report late
+        current = path.read_text()
+        new = current.replace(f"line {top}\n", "top\n").replace(f"line {bottom}\n", "bottom\n")
+        outcome = await client.run_tool("Write", {"file_path": str(path), "content": new})
+        assert outcome["status"] == "success", outcome
+        assert outcome["meta"]["hunksApplied"] == [1]
+        assert outcome["meta"]["hunksRejected"] == [0]
+        landed = current.replace(f"line {bottom}\n", "bottom\n")
+        assert client.text(path) == landed and path.read_text() == landed
 
 
 @pytest.mark.parametrize("preset", PRESETS)

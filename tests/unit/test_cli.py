@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -113,3 +115,75 @@ def test_bad_session_names_are_usage_errors(codev_cmd: list[str], workspace: Pat
         codev_cmd, "tool", "Glob", '{"pattern": "*"}', "--session", "../escape", cwd=workspace
     )
     assert out.returncode == 2 and "invalid session name" in out.stderr
+
+
+def test_input_nested_too_deeply_is_a_usage_error(codev_cmd: list[str], workspace: Path) -> None:
+    deep = "[" * 100_000
+    for command in ("tool", "explain"):
+        out = _run(codev_cmd, command, "Read", deep, cwd=workspace)
+        assert out.returncode == 2, out.stderr
+        assert "nested too deeply" in out.stderr
+        assert "Traceback" not in out.stderr
+    out = _run(codev_cmd, "tool", "Read", "1" * 5000, cwd=workspace)  # past int conversion
+    assert out.returncode == 2 and "cannot be read as JSON" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_tcp_address_errors_are_one_line(codev_cmd: list[str], workspace: Path) -> None:
+    for bad in ("127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:http", "2087"):
+        out = _run(codev_cmd, "--tcp", bad, cwd=workspace)
+        assert out.returncode == 2, (bad, out.stderr)
+        assert out.stderr.startswith("codev-ls: error: --tcp"), out.stderr
+        assert "Traceback" not in out.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = _run(codev_cmd, "--tcp", f"127.0.0.1:{port}", cwd=workspace)
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"codev-ls: error: cannot serve on 127.0.0.1:{port}: ")
+    assert "address already in use" in out.stderr.lower()
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_unwritable_config_dir_still_prints_the_outcome(
+    codev_cmd: list[str], workspace: Path, tmp_path: Path
+) -> None:
+    # A file where the config folder should be: nothing can be created under it (even as root).
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    (workspace / "a.txt").write_text("alpha\n")
+    read = json.dumps({"file_path": str(workspace / "a.txt")})
+    out = subprocess.run(
+        [*codev_cmd, "tool", "Read", read, "--session", "work"],
+        capture_output=True,
+        text=True,
+        cwd=workspace,
+        env={**os.environ, "CODEV_CONFIG_DIR": str(blocked)},
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "     1\talpha\n"
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert "[Read: success (config)]" in lines
+    # One line for the audit log, one for the session, and the outcome's line before it.
+    audit = [line for line in lines if "permission audit log" in line]
+    session = [line for line in lines if "session could not be saved" in line]
+    assert len(audit) == 1 and len(session) == 1, out.stderr
+    assert lines.index("[Read: success (config)]") < lines.index(session[0])
+    assert len(lines) == 3, out.stderr
+
+
+def test_a_disabled_builtin_is_not_offered(codev_cmd: list[str], workspace: Path) -> None:
+    out = subprocess.run(
+        [*codev_cmd, "tool", "WebFetch", '{"url": "https://example.com", "prompt": "x"}'],
+        capture_output=True,
+        text=True,
+        cwd=workspace,
+        env={**os.environ, "CODEV_DISABLE_WEBFETCH": "1"},
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert "No such tool available: WebFetch" in out.stdout
+    assert "WebSearch" in out.stdout  # the others are still there

@@ -26,23 +26,30 @@ def _engine_modules() -> list[Path]:
     return files
 
 
+def forbidden_imports(path: Path) -> list[str]:
+    """Every import statement of ``path`` that names pygls or lsprotocol, as ``file:line``.
+
+    Absolute imports only: a relative import stays inside ``codev_ls``. Imports inside
+    functions and ``TYPE_CHECKING`` blocks count too (``ast.walk`` sees them all).
+    """
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            if name.split(".")[0] in FORBIDDEN:
+                found.append(f"{path.name}:{node.lineno} imports {name}")
+    return found
+
+
 def test_no_engine_module_imports_pygls_or_lsprotocol() -> None:
-    offenders = []
     files = _engine_modules()
     assert len(files) > 10
-    for path in files:
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                if name.split(".")[0] in FORBIDDEN:
-                    offenders.append(
-                        f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {name}"
-                    )
+    offenders = [hit for path in files for hit in forbidden_imports(path)]
     assert offenders == []
 
 
@@ -68,15 +75,27 @@ def test_importing_the_engine_does_not_load_pygls() -> None:
 
 
 def test_the_checker_catches_a_forbidden_import(tmp_path: Path) -> None:
-    sample = "from lsprotocol import types\nimport pygls.server\n"
-    tree = ast.parse(sample)
-    found = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom | ast.Import)
-        and any(
-            (getattr(n, "module", None) or a.name).split(".")[0] in FORBIDDEN
-            for a in getattr(n, "names", [])
-        )
+    """The checker above, run on a module that breaks the rule in every way it can."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from __future__ import annotations\n"
+        "import os, pygls.server\n"  # 2
+        "from typing import TYPE_CHECKING\n"
+        "from lsprotocol import types\n"  # 4
+        "if TYPE_CHECKING:\n"
+        "    from pygls.workspace import TextDocument\n"  # 6
+        "from . import pygls\n"  # relative: codev_ls's own module, allowed
+        "import pyglsx\n"  # another package whose name starts alike, allowed
+        "def later():\n"
+        "    import lsprotocol.types as t\n"  # 10
+        "    return t\n"
+    )
+    assert forbidden_imports(sample) == [
+        "sample.py:2 imports pygls.server",
+        "sample.py:4 imports lsprotocol",
+        "sample.py:6 imports pygls.workspace",
+        "sample.py:10 imports lsprotocol.types",
     ]
-    assert len(found) == 2
+    clean = tmp_path / "clean.py"
+    clean.write_text("import os\nfrom codev_ls.bridge import EditorBridge\n")
+    assert forbidden_imports(clean) == []

@@ -20,6 +20,7 @@ from codev_ls.engine.tool import (
     Progress,
     Tool,
     ToolError,
+    ToolInterrupted,
     ToolResult,
     ValidationResult,
 )
@@ -337,6 +338,68 @@ async def test_abort_signal_interrupts_at_any_stage(tmp_path: Path, stage: str) 
     assert time.monotonic() - t0 < 2
     assert out.to_tool_result_block()["content"] == "[Request interrupted by user for tool use]"
     assert [e.kind for e in bridge.progress][-1] == "end"
+
+
+STAGES = ["validate_input", "pre_hooks", "check_permissions", "call", "map_result", "post_hooks"]
+
+
+@pytest.mark.parametrize("raised", [ToolInterrupted, asyncio.CancelledError])
+@pytest.mark.parametrize("stage", STAGES)
+async def test_an_interruption_raised_in_any_stage_ends_interrupted(
+    tmp_path: Path, stage: str, raised: type[BaseException]
+) -> None:
+    """Not only call(): a hook runner, validate_input or the result mapping may learn of
+    the interruption first (its own abort check). No catch-all may turn that into an
+    error, an "ask", or a crash, and no later stage may run."""
+
+    def interrupt_at(here: str) -> None:
+        if here == stage:
+            raise raised("interrupted in " + here)
+
+    class Interrupting(Recorder):
+        async def validate_input(self, input: Any, ctx: ToolUseContext) -> ValidationResult:
+            verdict = await super().validate_input(input, ctx)
+            interrupt_at("validate_input")
+            return verdict
+
+        async def check_permissions(self, input: Any, ctx: ToolUseContext) -> PermissionResult:
+            decision = await super().check_permissions(input, ctx)
+            interrupt_at("check_permissions")
+            return decision
+
+        async def call(self, input: Any, ctx: ToolUseContext, on_progress: Any) -> ToolResult:
+            result = await super().call(input, ctx, on_progress)
+            interrupt_at("call")
+            return result
+
+        def map_tool_result_to_block(self, result: ToolResult, tool_use_id: str) -> Any:
+            block = super().map_tool_result_to_block(result, tool_use_id)
+            interrupt_at("map_result")
+            return block
+
+    class InterruptingHooks(RecHooks):
+        async def run_pre_tool_use(self, *args: Any) -> PreToolUseResult:
+            result = await super().run_pre_tool_use(*args)
+            interrupt_at("pre_hooks")
+            return result
+
+        async def run_post_tool_use(self, *args: Any) -> PostToolUseResult:
+            result = await super().run_post_tool_use(*args)
+            interrupt_at("post_hooks")
+            return result
+
+    rec = Interrupting()
+    engine, bridge = _engine(tmp_path, rec)
+    engine.hooks = InterruptingHooks(rec.log)
+    updates = await _collect(engine, ToolUse("t", "Rec", {"text": "x"}))
+    outcome = updates[-1]
+    assert isinstance(outcome, ToolOutcome)
+    assert outcome.status == "interrupted", outcome.text()
+    assert outcome.text() == "[Request interrupted by user for tool use]"
+    # The stage ran, and nothing after it.
+    assert rec.log == STAGES[: STAGES.index(stage) + 1]
+    assert not [u for u in updates if isinstance(u, MessageUpdate) and u.level == "error"]
+    assert bridge.requests == []  # never turned into a permission question
 
 
 async def test_task_cancellation_interrupts_and_runs_clean_up(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codev_ls.engine.registry import (
+    BUILTIN_TOOLS,
     BuiltinEntry,
     DuplicateToolError,
     assemble_tool_pool,
@@ -45,6 +46,26 @@ def test_feature_flags_gate_builtins(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [t.name for t in get_all_base_tools(entries[::2])] == ["Read"]
     monkeypatch.setenv("CODEV_ENABLE_EXPERIMENTAL", "1")
     assert [t.name for t in get_all_base_tools(entries[::2])] == ["Read", "Glob"]
+
+
+def test_builtin_feature_flags_are_named_after_their_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CODEV_DISABLE_<TOOL NAME IN CAPITALS>=1 takes that built-in out (README, "Turning tools off")."""
+    flagged = {e.flag: e for e in BUILTIN_TOOLS if e.flag is not None}
+    assert {"WebSearch", "WebFetch", "Location", "Agent"} <= set(flagged)
+    all_names = [t.name for t in get_all_base_tools()]
+    for flag in flagged:
+        assert flag in all_names  # the flag is the tool's own name
+    monkeypatch.setenv("CODEV_DISABLE_WEBSEARCH", "1")
+    monkeypatch.setenv("CODEV_DISABLE_LOCATION", "true")
+    names = [t.name for t in get_all_base_tools()]
+    assert "WebSearch" not in names and "Location" not in names
+    assert names == [n for n in all_names if n not in ("WebSearch", "Location")]
+    # The pool the model sees follows (and an unflagged core tool cannot be turned off so).
+    monkeypatch.setenv("CODEV_DISABLE_READ", "1")
+    pool = [t.name for t in assemble_tool_pool(_ctx())]
+    assert "WebSearch" not in pool and "Read" in pool
 
 
 def test_two_tools_with_one_name_is_an_error_at_start_up() -> None:
