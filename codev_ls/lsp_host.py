@@ -41,9 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SETTINGS_SECTION = "codev"
-# How long shutdown waits for interrupted runs to finish their clean-up.
 # How long runs get to end on their own once the editor is gone.
 LOST_EDITOR_GRACE = 0.2
+# How long shutdown waits for interrupted runs to finish their clean-up.
 SHUTDOWN_GRACE = 10.0
 
 
