@@ -89,8 +89,11 @@ class CodevLanguageServer(LanguageServer):
             )
 
     def _take_mode(self, value: Any, origin: str) -> PermissionMode | None:
-        """Set the mode from a setting; a bad value is reported and ignored."""
-        if value is None:
+        """Set the mode from a setting; a bad value is reported and ignored.
+
+        An empty string is "not set" (VS Code's default): the settings files decide.
+        """
+        if value is None or value == "":
             return None
         try:
             mode = check_mode(value, origin)

@@ -157,6 +157,25 @@ async def test_a_bad_mode_in_the_options_is_reported_and_ignored(
     )
 
 
+async def test_an_empty_mode_setting_leaves_the_settings_files_in_charge(
+    start_editor: StartEditor, workspace: Path
+) -> None:
+    # VS Code's codev.permissionMode defaults to "": the project's defaultMode decides.
+    (workspace / ".codev").mkdir(exist_ok=True)
+    (workspace / ".codev" / "settings.json").write_text(
+        '{"permissions": {"defaultMode": "acceptEdits"}}'
+    )
+    client = await start_editor(
+        "visual-studio-code", initialization_options={"permissionMode": ""}
+    )
+    assert await client.request("codev/permissionMode", {}) == {"mode": "acceptEdits"}
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"codev": {"permissionMode": ""}})
+    )
+    assert await client.request("codev/permissionMode", {}) == {"mode": "acceptEdits"}
+    assert not [m for m in client.messages if m.type == types.MessageType.Warning]
+
+
 async def test_did_change_configuration_pushed(editor: EditorClient) -> None:
     editor.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"codev": {"permissionMode": "acceptEdits"}})

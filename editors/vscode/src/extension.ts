@@ -94,7 +94,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
   const cmd = serverCommand(config().get<string>("serverPath"), config().get<string>("pythonPath"));
   const { env, warnings } = serverEnv(process.env, config().get("env"), await secrets(context));
   for (const w of warnings) vscode.window.showWarningMessage(w);
-  mode = config().get<string>("permissionMode") ?? "default";
+  // An empty setting leaves the mode to the Codev settings files (permissions.defaultMode).
+  const chosen = config().get<string>("permissionMode") || undefined;
+  mode = chosen ?? "…";
   const serverOptions: ServerOptions = {
     command: cmd.command,
     args: cmd.args,
@@ -104,7 +106,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
     outputChannel: output,
-    initializationOptions: { permissionMode: mode },
+    initializationOptions: chosen ? { permissionMode: chosen } : {},
     synchronize: { configurationSection: "codev" },
     middleware: {
       handleWorkDoneProgress: (token, params, next) => {
@@ -123,6 +125,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
   c.onRequest(ShowMessageRequest.type, showMessageRequest);
   chat?.attach(c);
   await c.start();
+  // The mode in force (the setting's, or the one the settings files chose).
+  try {
+    mode = ((await c.sendRequest("codev/permissionMode", {})) as { mode: string }).mode;
+  } catch {
+    // An older server: keep what the setting said.
+  }
   return c;
 }
 
@@ -314,7 +322,8 @@ export async function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand("codev.cancel", async () => (await ensureClient()).sendRequest("codev/cancel", {})),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("codev.permissionMode")) {
-        mode = config().get<string>("permissionMode") ?? mode;
+        // The server takes the new value from the codev section it is sent; an empty one changes nothing.
+        mode = config().get<string>("permissionMode") || mode;
         updateStatus();
       }
       if (e.affectsConfiguration("codev.serverPath") || e.affectsConfiguration("codev.pythonPath") || e.affectsConfiguration("codev.env")) {
