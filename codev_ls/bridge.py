@@ -46,6 +46,18 @@ class PermissionRequest:
     headline: str = ""
     kind: RequestKind = "tool_use"
 
+    @property
+    def shown_detail(self) -> str:
+        """The detail to show under the message: none when the message already says it all.
+
+        A short command is both the summary and the detail of a Bash use; a
+        prompt that repeats it reads as if two things will run.
+        """
+        detail = self.detail.strip()
+        if detail and "\n" not in detail and detail in (self.headline or self.message):
+            return ""
+        return self.detail
+
 
 @dataclass(slots=True)
 class PermissionAnswer:
@@ -245,8 +257,8 @@ class TerminalBridge:
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         async with self._lock:
             self._print(f"\n? {request.message}")
-            if request.detail:
-                self._print(_indent(cut_detail(request.detail)))
+            if request.shown_detail:
+                self._print(_indent(cut_detail(request.shown_detail)))
             if request.reason:
                 self._print(f"  ({request.reason})")
             server = request.kind == "mcp_server"

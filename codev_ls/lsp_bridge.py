@@ -852,9 +852,9 @@ def permission_message(request: PermissionRequest) -> str:
     parts = [request.headline or f"Codev wants to use {request.message}"]
     if request.reason:
         parts.append(f"({request.reason})")
-    if request.detail:
+    if request.shown_detail:
         parts.append("")
-        parts.append(cut_prompt_detail(request.detail))
+        parts.append(cut_prompt_detail(request.shown_detail))
     return "\n".join(parts)
 
 

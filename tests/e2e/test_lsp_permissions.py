@@ -50,6 +50,22 @@ async def test_a_long_diff_is_cut_to_a_readable_length(
     assert "more lines not shown" in message
 
 
+async def test_a_bash_prompt_names_its_command_once_unless_it_is_long(
+    start_editor: StartEditor, workspace: Path
+) -> None:
+    client = await start_editor(NEOVIM)
+    client.prompt_answer = "Reject"
+    await client.request("codev/runTool", {"name": "Bash", "input": {"command": "touch a.txt"}})
+    # Named in the first line (and in the reason), not again as a detail block of its own.
+    assert "touch a.txt" in client.prompts[0].message.splitlines()[0]
+    assert "touch a.txt" not in client.prompts[0].message.splitlines()[2:]
+    # A multi-line command is summarised on the first line and shown whole below it.
+    script = "touch b.txt\ntouch c.txt"
+    await client.request("codev/runTool", {"name": "Bash", "input": {"command": script}})
+    assert script in client.prompts[1].message
+    assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+
+
 @pytest.mark.parametrize(
     ("answer", "why"), [("Reject", "rejected"), (None, "dismissed"), ("error", "failed")]
 )
