@@ -165,9 +165,7 @@ async def test_an_empty_mode_setting_leaves_the_settings_files_in_charge(
     (workspace / ".codev" / "settings.json").write_text(
         '{"permissions": {"defaultMode": "acceptEdits"}}'
     )
-    client = await start_editor(
-        "visual-studio-code", initialization_options={"permissionMode": ""}
-    )
+    client = await start_editor("visual-studio-code", initialization_options={"permissionMode": ""})
     assert await client.request("codev/permissionMode", {}) == {"mode": "acceptEdits"}
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"codev": {"permissionMode": ""}})
