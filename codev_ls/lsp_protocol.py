@@ -101,7 +101,23 @@ class CodevProtocol(LanguageServerProtocol):
                 JsonRpcInvalidRequest("Invalid Request: not a JSON-RPC 2.0 message"),
             )
             return
+        # pygls drops these two kinds of request unanswered; the editor would wait forever.
+        if message.jsonrpc != "2.0":
+            self._refuse(
+                message, f'Invalid Request: "jsonrpc" must be "2.0", not {message.jsonrpc!r}'
+            )
+            return
+        if self._shutdown and getattr(message, "method", None) != types.EXIT:
+            self._refuse(message, "Invalid Request: the server is shutting down (after `shutdown`)")
+            return
         super().handle_message(message)
+
+    def _refuse(self, message: Any, text: str) -> None:
+        """Answer a request (not a notification or response) with InvalidRequest."""
+        msg_id, method = getattr(message, "id", None), getattr(message, "method", None)
+        log.warning("refused %r: %s", method, text)
+        if _is_id(msg_id) and method is not None:
+            self._send_response(msg_id, error=JsonRpcInvalidRequest(text).to_response_error())
 
     def _reply_malformed(self, raw: dict[str, Any], exc: JsonRpcException) -> None:
         msg_id = raw.get("id")
@@ -109,7 +125,7 @@ class CodevProtocol(LanguageServerProtocol):
         cause = exc.__cause__
         detail = f" ({str(cause).splitlines()[0][:300]})" if cause else ""
         log.warning("malformed message %r: %s%s", method, exc.message, detail)
-        if isinstance(msg_id, int | str) and not isinstance(msg_id, bool) and method is not None:
+        if _is_id(msg_id) and method is not None:
             error = type(exc)(f"{exc.message}: the params of {method} are malformed{detail}")
             self._send_response(msg_id, error=error.to_response_error())
 
@@ -135,6 +151,10 @@ class CodevProtocol(LanguageServerProtocol):
             )
         _EXEC_PARAMS.set(params)
         return await handler(*(params.arguments or ()))
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 def current_command_token() -> ProgressToken | None:

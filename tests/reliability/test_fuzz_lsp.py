@@ -337,3 +337,28 @@ def test_headers_that_lie_are_survived_by_a_fresh_server(tmp_path: Path) -> None
             await server.close()
 
     asyncio.run(go())
+
+
+def test_requests_pygls_would_drop_get_an_invalid_request_answer(tmp_path: Path) -> None:
+    """A request of another JSON-RPC version, and requests after ``shutdown``: answered
+    with InvalidRequest (-32600), as LSP asks — never left for the editor to wait on."""
+
+    async def go() -> None:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        server = await LspProcess.start()
+        try:
+            await server.initialize(ws, {})
+            old = server.expect("v1")
+            server.write_raw(b'{"jsonrpc": "1.0", "id": "v1", "method": "codev/listTools"}')
+            answer = await asyncio.wait_for(old, ANSWER_TIMEOUT)
+            assert answer["error"]["code"] == -32600
+            assert '"jsonrpc" must be "2.0"' in answer["error"]["message"]
+            assert (await server.request("shutdown", None, timeout=ANSWER_TIMEOUT)) is None
+            late = await asyncio.wait_for(server.send("codev/listTools", {}), ANSWER_TIMEOUT)
+            assert late["error"]["code"] == -32600
+            assert "shutting down" in late["error"]["message"]
+        finally:
+            await server.close()
+
+    asyncio.run(go())
