@@ -284,3 +284,50 @@ def rule_path_for(path: Path, root: Path, *, folder: bool = True) -> str:
         # A file at the workspace root: that file only (a rule for the whole root is too broad).
         return f"/{path.name}" if not path.is_dir() else "/**"
     return f"{rel.as_posix()}/**"
+
+
+def scan_for_escape(
+    folder: Path, workspace: list[Path], *, files_only: bool = False, limit: int | None = None
+) -> ScanResult:
+    """The first symbolic link under ``folder`` whose real target lies outside the
+    ``workspace`` folders (walking without following links; ``.git`` folders, which
+    only Codev-approved writes reach, are not entered). A command that follows links
+    (``grep -R``) reads through every such link; one that reads what a listing prints
+    (``find . | xargs cat``) through links to files (``files_only``). A cloned
+    repository can ship ``notes -> ~/.ssh/id_rsa``. ``complete`` is False when the
+    folder holds more entries than the limit."""
+    limit = SCAN_LIMIT if limit is None else limit
+
+    def escapes(path: str) -> bool:
+        target = real_path(path)
+        if files_only and os.path.isdir(target):
+            return False
+        return not is_inside(target, workspace)
+
+    try:
+        if os.path.islink(folder) and escapes(str(folder)):
+            return ScanResult(Path(folder))
+    except OSError:
+        pass
+    seen = 0
+    stack = [str(folder)]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                return ScanResult(None, complete=False)
+            try:
+                if entry.is_symlink():
+                    if escapes(entry.path):
+                        return ScanResult(Path(entry.path))
+                elif entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                    stack.append(entry.path)
+            except OSError:
+                continue
+    return ScanResult(None)
