@@ -43,6 +43,25 @@ log = logging.getLogger(__name__)
 HOOK_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_HOOK_TIMEOUT = 60.0
 
+# The keys Codev reads, per level: any other key is reported (a misspelt
+# `permisions` or `defaultmode` would otherwise be a rule that silently does
+# not apply). Keys other features read from the merged settings are listed here.
+TOP_LEVEL_KEYS = (
+    "$schema",
+    "permissions",
+    "hooks",
+    "sandbox",
+    "mcpServers",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "approvedProjectSettings",
+)
+PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
+MATCHER_KEYS = ("matcher", "hooks")
+HOOK_KEYS = ("type", "command", "timeout")
+SANDBOX_KEYS = ("enabled", "allowNetwork", "writePaths")
+
 Reporter = Callable[[str, str], None]  # (level, message)
 
 
@@ -111,9 +130,14 @@ def parse_settings(data: Any, origin: str, where: str, root: Path) -> Settings:
     if not isinstance(data, dict):
         raise SettingsError(f"{where}: the top level must be a JSON object")
     out = Settings(raw=data)
+    out.warnings.extend(unknown_keys(data, TOP_LEVEL_KEYS, where, ""))
     perms = data.get("permissions", {})
     if not isinstance(perms, dict):
         raise SettingsError(f"{where}: `permissions` must be an object")
+    out.warnings.extend(unknown_keys(perms, PERMISSION_KEYS, where, "permissions."))
+    sandbox = data.get("sandbox")
+    if isinstance(sandbox, dict):
+        out.warnings.extend(unknown_keys(sandbox, SANDBOX_KEYS, where, "sandbox."))
     mode = perms.get("defaultMode")
     if mode is not None:
         parsed_mode = parse_mode(mode)
@@ -146,22 +170,50 @@ def parse_settings(data: Any, origin: str, where: str, root: Path) -> Settings:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f"{where}: `hooks` must be an object")
+    out.warnings.extend(unknown_keys(hooks, HOOK_EVENTS, where, "hooks.", what="hook event"))
     for event, matchers in hooks.items():
         if not isinstance(matchers, list):
             raise SettingsError(f"{where}: hooks.{event} must be a list")
         parsed = [
-            _parse_matcher(m, f"{where}: hooks.{event}[{i}]", origin)
+            _parse_matcher(m, f"{where}: hooks.{event}[{i}]", origin, out.warnings)
             for i, m in enumerate(matchers)
         ]
         out.hooks[event] = parsed
     return out
 
 
-def _parse_matcher(entry: Any, where: str, origin: str) -> HookMatcher:
+def unknown_keys(
+    data: dict[str, Any], known: Iterable[str], where: str, prefix: str, *, what: str = "key"
+) -> list[str]:
+    """Warnings for the keys of ``data`` Codev does not read, with the likely meant one."""
+    import difflib
+
+    known = tuple(known)
+    folded = {k.casefold(): k for k in known}
+    out = []
+    for key in data:
+        if not isinstance(key, str) or key in known:
+            continue
+        guess = folded.get(key.casefold()) or next(
+            iter(difflib.get_close_matches(key, known, n=1, cutoff=0.75)), None
+        )
+        if guess:
+            hint = f"did you mean `{prefix}{guess}`?"
+        else:
+            hint = "Codev reads " + ", ".join(f"`{prefix}{k}`" for k in known if k[:1] != "$")
+        out.append(f"{where}: unknown {what} `{prefix}{key}` is ignored; {hint}")
+    return out
+
+
+def _parse_matcher(
+    entry: Any, where: str, origin: str, warnings: list[str] | None = None
+) -> HookMatcher:
     import re
 
     if not isinstance(entry, dict):
         raise SettingsError(f"{where} must be an object with `matcher` and `hooks`")
+    if warnings is not None:
+        warnings.extend(unknown_keys(entry, MATCHER_KEYS, where, ""))
     matcher = entry.get("matcher", "")
     if not isinstance(matcher, str):
         raise SettingsError(f"{where}.matcher must be a string")
@@ -177,6 +229,8 @@ def _parse_matcher(entry: Any, where: str, origin: str) -> HookMatcher:
     for j, hook in enumerate(hooks):
         if not isinstance(hook, dict):
             raise SettingsError(f"{where}.hooks[{j}] must be an object")
+        if warnings is not None:
+            warnings.extend(unknown_keys(hook, HOOK_KEYS, f"{where}.hooks[{j}]", ""))
         if hook.get("type", "command") != "command":
             raise SettingsError(f'{where}.hooks[{j}]: only `type: "command"` hooks are supported')
         command = hook.get("command")
