@@ -158,13 +158,17 @@ class _Run:
         if self.ctx.abort.aborted:
             raise ToolInterrupted(self.ctx.abort.reason)
 
+    def _title(self) -> str:
+        tool = self.tool
+        assert tool is not None
+        return f"{_call(lambda: tool.user_facing_name(self.input), tool.name)}: " + _call(
+            lambda: tool.get_activity_description(self.input), "running"
+        )
+
     def _started(self) -> None:
         tool = self.tool
         assert tool is not None
-        title = f"{_call(lambda: tool.user_facing_name(self.input), tool.name)}: " + _call(
-            lambda: tool.get_activity_description(self.input), "running"
-        )
-        self.emit(StartedUpdate(self.use.id, tool.name, title, dump_input(self.input)))
+        self.emit(StartedUpdate(self.use.id, tool.name, self._title(), dump_input(self.input)))
 
     def _progress(self, progress: Progress) -> None:
         self.emit(ProgressUpdate(self.use.id, progress))
@@ -236,7 +240,15 @@ class _Run:
             self._audit(PermissionResult.deny(reason, "hook"))  # a decision too: logged
             raise _Stop(self.outcome_rejected(reason, "hook", None))
         if pre.updated_input is not None:
+            # A hook's input goes through the same checks as the model's: the schema,
+            # then the tool's own validate_input (a rewritten path is checked for
+            # being read first, a rewritten command for what Bash refuses...).
             self.input = self.stage2_schema(tool, pre.updated_input)
+            await self.stage3_validate_input()
+            title = self._title()
+            self._progress(
+                Progress("HookProgress", f"a PreToolUse hook changed the input; now: {title}")
+            )
         return pre.decision
 
     # ---------------------------------------------------------------- 5. permission
