@@ -115,6 +115,11 @@ async def _finish_cancelled(task: asyncio.Future[Any]) -> None:
         await asyncio.shield(task)
 
 
+def _meta_str(meta: dict[str, Any] | None, key: str) -> str | None:
+    value = (meta or {}).get(key)
+    return value if isinstance(value, str) and value else None
+
+
 class _Run:
     """The state of one run: the stages as methods, in order."""
 
@@ -369,7 +374,8 @@ class _Run:
             decision_source=d.source if d else None,
             decision_rule=d.rule if d else None,
             decision_reason=d.reason if d and d.reason else None,
-            persisted_path=persisted,
+            # A tool that saved its own large output (Bash) says where in meta.
+            persisted_path=persisted or _meta_str(result.meta, "persistedPath"),
             is_error=result.is_error or bool(post.block_reason),
             meta=result.meta,
         )
