@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from codev_ls.permissions.paths import is_inside, real_path
+from codev_ls.permissions.paths import WORKTREES_DIR, is_inside, real_path
 
 
 def find_git_dir(cwd: Path) -> tuple[Path, Path] | None:
@@ -85,8 +85,11 @@ def repository_problem(cwd: Path, root: Path, workspace: list[Path]) -> str | No
         return None
     _, gitdir = found
     own = real_path(root) / ".git"
+    worktrees = own / WORKTREES_DIR  # checkouts, not git folders: nothing there is trusted
     for candidate in (gitdir, _common_dir(gitdir)):
-        if candidate == own or own in candidate.parents:
+        if (candidate == own or own in candidate.parents) and not (
+            candidate == worktrees or worktrees in candidate.parents
+        ):
             continue
         if not is_inside(candidate, workspace):
             continue  # outside the workspace: not writable without asking

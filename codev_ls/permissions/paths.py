@@ -71,9 +71,40 @@ def is_inside(path: Path, folders: list[Path]) -> bool:
     return any(path == folder or folder in path.parents for folder in folders)
 
 
+# Where isolated sub-agents' git worktrees are checked out (model/worktree.py).
+WORKTREES_DIR = "codev-worktrees"
+
+
+def _worktree_start(path: Path, parts: list[str]) -> int:
+    """How many leading parts of ``path`` lead to the root of a Codev worktree
+    (``<repo>/.git/codev-worktrees/<id>``), 0 when it is not in one.
+
+    A sub-agent's worktree lies under ``.git`` only to stay out of the checkout's
+    ``git status``; its files are ordinary files. Only a folder that *is* a linked
+    worktree (its ``.git`` is a file, which git made) counts: a folder the model
+    creates there is still under a protected ``.git``.
+    """
+    for k in range(len(parts) - 2):
+        if parts[k] == ".git" and parts[k + 1] == WORKTREES_DIR:
+            root = Path(*path.parts[: k + 3])
+            if os.path.isfile(root / ".git") and not os.path.islink(root / ".git"):
+                return k + 3
+    return 0
+
+
 def protected_reason(path: Path) -> str | None:
-    """Why ``path`` is a protected path (``.git/``, ``.codev/``, shell rc files), or None."""
+    """Why ``path`` is a protected path (``.git/``, ``.codev/``, shell rc files), or None.
+
+    Inside a sub-agent's worktree (``.git/codev-worktrees/<id>/``) only what is
+    protected *within* the worktree counts (its own ``.git`` file, a ``.codev/`` in it).
+    """
     parts = [p.casefold() for p in path.parts]
+    if ".git" in parts and WORKTREES_DIR in parts:
+        start = _worktree_start(path, parts)
+        if start:
+            parts = parts[start:]
+            if not parts:
+                return None
     for name in PROTECTED_DIRS:
         if name in parts[:-1] or (parts and parts[-1] == name):
             return f"{name}/ is a protected folder"

@@ -119,6 +119,16 @@ def plant_gitfile_repo(world: World) -> None:
     (world.ws / "src" / "w" / ".git").write_text("gitdir: ../q\n")
 
 
+def plant_repo_in_worktrees(world: World) -> None:
+    """Sub-agents' worktrees live in .git/codev-worktrees/: a repository layout there is
+    not the workspace's own .git, whatever folder it sits in."""
+    q = world.ws / ".git" / "codev-worktrees" / "x"
+    for d in ("objects", "refs/heads"):
+        (q / d).mkdir(parents=True)
+    (q / "HEAD").write_text("ref: refs/heads/main\n")
+    (q / "config").write_text(f"[core]\n\tfsmonitor = touch {world.ws}/PWNED; false\n")
+
+
 def plant_escaping_link(world: World) -> None:
     """A file link out of the workspace, as a cloned repository can ship one."""
     os.symlink(world.outside / "target.txt", world.ws / "src" / "notes.txt")
@@ -430,6 +440,18 @@ CASES = [
         setup=plant_bare_repo,
     ),
     Case("planted-gitfile-repo", "cd src/w && git log -1", setup=plant_gitfile_repo),
+    Case(
+        "planted-repo-in-worktrees-dir",
+        "cd .git/codev-worktrees/x && git status",
+        setup=plant_repo_in_worktrees,
+    ),
+    Case(
+        "write-into-fake-worktree",
+        tool="Write",
+        mode="acceptEdits",
+        input={"file_path": "{ws}/.git/codev-worktrees/x/hooks/pre-commit", "content": "x"},
+        setup=plant_repo_in_worktrees,
+    ),
     # ---- audit bypass 5: auto mode never reads outside the workspace unasked
     *(
         Case(f"auto-{name}", command, mode="auto", secret="outside")
