@@ -116,15 +116,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     from codev_ls.engine.secrets import install_log_redaction
 
     install_log_redaction()
+    if args.command in ("tool", "chat", "explain"):
+        try:
+            return _run_cli_command(args)
+        except BrokenPipeError:
+            # `codev-ls explain ... | head`: the reader left; that is no error of ours.
+            _silence_stdout()
+            return EXIT_OK
+    return serve(args)
+
+
+def _run_cli_command(args: argparse.Namespace) -> int:
     if args.command == "tool":
         return run_tool_command(args)
     if args.command == "chat":
         from codev_ls.model.cli import run_chat_command
 
         return run_chat_command(args)
-    if args.command == "explain":
-        return explain_command(args)
-    return serve(args)
+    return explain_command(args)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def serve(args: argparse.Namespace) -> int:
