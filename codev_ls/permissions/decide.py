@@ -487,24 +487,24 @@ class _Judge:
         """``find src | xargs cat`` reads what the listing prints: a symbolic link in the
         listed folders that leads out of the workspace (a repository can ship one) is
         read too. What, if anything, says so (None: no such link)."""
-        folders: list[Path] = []
-        follows = False
+        folders: list[tuple[Path, bool, Callable[[str], bool] | None]] = []
         for other in parsed.commands:
             if other is cmd:
                 continue
-            follows = follows or shell.follows_links(other)
+            follows = shell.follows_links(other)
+            counts = shell.listed_link_filter(other)
             found = False
             for arg in shell.path_arguments(other):
                 for p in self._shell_paths(arg.word, arg.dynamic, cwds, ""):
                     if p.unknown:
                         return f"the listing reads {arg.word}, only known at run time"
                     if p.is_dir:
-                        folders.append(p.lexical)
+                        folders.append((p.lexical, follows, counts))
                         found = True
             if not found:
-                folders.extend(b for b in cwds if b is not None)
-        for folder in dict.fromkeys(folders):
-            scan = scan_for_escape(folder, self.workspace, files_only=not follows)
+                folders.extend((b, follows, counts) for b in cwds if b is not None)
+        for folder, follows, counts in dict.fromkeys(folders):
+            scan = scan_for_escape(folder, self.workspace, files_only=not follows, counts=counts)
             if scan.match is not None:
                 return (
                     f"the names come from listing {_display(folder, self.root) or '.'}, where "

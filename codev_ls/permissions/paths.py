@@ -17,6 +17,7 @@ so a rule about ``.env`` catches both ``.env`` and a link named ``.env``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -317,19 +318,33 @@ def rule_path_for(path: Path, root: Path, *, folder: bool = True) -> str:
     return f"{rel.as_posix()}/**"
 
 
+# Scans for links out of the workspace look at more entries than scans for denied
+# files: they run for listings piped to readers (`find . -name '*.py' | xargs wc -l`),
+# which are common in large checkouts (node_modules).
+ESCAPE_SCAN_LIMIT = 50_000
+
+
 def scan_for_escape(
-    folder: Path, workspace: list[Path], *, files_only: bool = False, limit: int | None = None
+    folder: Path,
+    workspace: list[Path],
+    *,
+    files_only: bool = False,
+    counts: Callable[[str], bool] | None = None,
+    limit: int | None = None,
 ) -> ScanResult:
     """The first symbolic link under ``folder`` whose real target lies outside the
     ``workspace`` folders (walking without following links; ``.git`` folders, which
     only Codev-approved writes reach, are not entered). A command that follows links
     (``grep -R``) reads through every such link; one that reads what a listing prints
     (``find . | xargs cat``) through links to files (``files_only``). A cloned
-    repository can ship ``notes -> ~/.ssh/id_rsa``. ``complete`` is False when the
-    folder holds more entries than the limit."""
-    limit = SCAN_LIMIT if limit is None else limit
+    repository can ship ``notes -> ~/.ssh/id_rsa``. ``counts`` says which links matter
+    (a listing filtered by ``-name '*.py'`` never prints ``python3``). ``complete`` is
+    False when the folder holds more entries than the limit."""
+    limit = ESCAPE_SCAN_LIMIT if limit is None else limit
 
     def escapes(path: str) -> bool:
+        if counts is not None and not counts(path):
+            return False
         target = real_path(path)
         if files_only and os.path.isdir(target):
             return False

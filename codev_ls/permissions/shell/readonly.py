@@ -9,10 +9,11 @@ no output redirection to a file.
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -672,6 +673,37 @@ def follows_links(cmd: SimpleCommand) -> bool:
         return _has_option(argv, ("--dereference",), "L") is not None
     recursive = recursive_read(cmd)
     return recursive is not None and recursive.follows_links
+
+
+def listed_link_filter(cmd: SimpleCommand) -> Callable[[str], bool] | None:
+    """For a listing that does not follow links, which symbolic links it can print
+    (None: any). ``find -type f`` prints none (a link is type ``l``), ``find -name
+    '*.py'`` only those so named; an expression with ``-o``, ``!`` or ``-not`` is not
+    read that closely."""
+    argv = cmd.argv
+    if not argv or os.path.basename(argv[0]) != "find" or follows_links(cmd):
+        return None
+    if any(w in ("-o", "-or", "!", "-not", ",", "(", ")") for w in argv):
+        return None
+    types = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("-type", "-xtype")]
+    if any(w == "-xtype" for w in argv):
+        return None
+    if types and all("l" not in t for t in types):
+        return lambda path: False
+    names = [
+        (argv[i + 1], w == "-iname") for i, w in enumerate(argv[:-1]) if w in ("-name", "-iname")
+    ]
+    if not names:
+        return None
+
+    def counts(path: str) -> bool:
+        base = os.path.basename(path)
+        return all(
+            fnmatch.fnmatchcase(base.casefold() if fold else base, pat.casefold() if fold else pat)
+            for pat, fold in names
+        )
+
+    return counts
 
 
 _PATH_LISTERS = name_set("find fd fdfind ls")

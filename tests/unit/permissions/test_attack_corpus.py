@@ -703,6 +703,8 @@ CONTROLS = [
     Case("grep-r-src", "grep -rn print src", deny=("Read(foo.txt)",)),
     Case("rg-src", "rg print src", deny=("Read(foo.txt)",)),
     Case("find-xargs-wc", "find src -name '*.py' | xargs wc -l", deny=("Read(foo.txt)",)),
+    # A link out of the workspace that the listing cannot print does not stop it.
+    Case("find-type-f-xargs", "find . -type f -name '*.py' | xargs wc -l"),
     Case("printf-v-name", 'printf -v now %s x; echo "$now"'),
     Case("read-loop", 'while IFS= read -r line; do echo "$line"; done < src/app.py'),
     Case("arith-literal", "echo $((6 * 7)) ${HOME:1:2}"),
