@@ -709,8 +709,19 @@ class _Walker:
         language's own ways of running commands (``awk``'s ``system()``, ``sed``'s
         ``e``) cannot be followed: the line is then not fully understood."""
         base = os.path.basename(words[0].value)
-        found = _program_options(base, words)
-        for label, value in found:
+        found: list[tuple[str, _Word | None, str]] = [
+            (label, value, "") for label, value in _program_options(base, words)
+        ]
+        if base == "git":
+            found += [(label, value, "") for label, value in _git_program_config(words)]
+        # Env prefixes whose value is a command the program runs (`GIT_SSH_COMMAND='...'`).
+        # Only the command's own prefixes: inherited ones were judged where they were set.
+        inherited = list(self._inherited)
+        own_env = env[len(inherited) :] if env[: len(inherited)] == inherited else env
+        for name, value in own_env:
+            if name in COMMAND_ENV_VARS and value.strip():
+                found.append((f"with {name}", _Word(value, False, value), name))
+        for label, value, variable in found:
             if value is None:
                 self.reasons.append(f"`{base} {label}` runs a program named only at run time")
                 continue
@@ -719,7 +730,7 @@ class _Walker:
                 depth=depth + 1,
                 layers=(),
                 wrappers=(*wrappers, f"{base} {label}"),
-                env=tuple(env),
+                env=tuple(e for e in env if e[0] != variable),
             )
         if base in _AWKS or (base == "busybox" and len(words) > 1 and words[1].value == "awk"):
             problem = _awk_problem(words[1:] if base != "busybox" else words[2:])
@@ -1459,7 +1470,8 @@ OPAQUE_RUNNERS = name_set(
     "xvfb-run dbus-run-session dbus-launch fakeroot faketime proxychains proxychains4 "
     "torsocks tsocks numactl prlimit cgexec aa-exec setpriv capsh runcon chpst softlimit "
     "envdir setuidgid catchsegv rlwrap daemonize start-stop-daemon sandbox-exec caffeinate "
-    "expect direnv mise asdf nix-shell with-contenv retry"
+    "expect direnv mise asdf nix-shell with-contenv retry fish tcsh csh pwsh powershell nu "
+    "elvish xonsh yash posh"
 )
 # Programs that run a command from PATH given after them (and their subcommand): the
 # command is looked through when it follows directly (`npx prettier .`, `uv run pytest`).
@@ -1571,6 +1583,47 @@ def _program_options(base: str, words: list[_Word]) -> list[tuple[str, _Word | N
                     out.append((f"-{short}", value if value is None or not value.dynamic else None))
                     break
         i += 1
+    return out
+
+
+# Environment variables whose value is a command line some program runs.
+COMMAND_ENV_VARS = name_set(
+    "PAGER GIT_PAGER MANPAGER SYSTEMD_PAGER EDITOR VISUAL GIT_EDITOR GIT_SEQUENCE_EDITOR "
+    "GIT_SSH_COMMAND GIT_SSH GIT_ASKPASS SSH_ASKPASS SUDO_ASKPASS GIT_EXTERNAL_DIFF "
+    "LESSOPEN LESSCLOSE BROWSER RSYNC_RSH"
+)
+# git config keys whose value is a program (or, for aliases, `!` and a shell command).
+_GIT_PROGRAM_KEYS = name_set(
+    "core.pager core.editor core.sshcommand core.fsmonitor core.askpass diff.external "
+    "sequence.editor gpg.program gpg.ssh.program gpg.x509.program credential.helper "
+    "web.browser pager.log pager.diff pager.show pager.status pager.branch"
+)
+
+
+def _git_program_config(words: list[_Word]) -> list[tuple[str, _Word | None]]:
+    """``git -c core.pager='cmd'``, ``git -c alias.x='!cmd' x``: git runs cmd."""
+    out: list[tuple[str, _Word | None]] = []
+    for i, w in enumerate(words[1:], 1):
+        if w.dynamic:
+            continue
+        if w.value == "-c" and i + 1 < len(words):
+            item = words[i + 1]
+        elif w.value.startswith("-c") and len(w.value) > 2:
+            item = _Word(w.value[2:], False, w.source)
+        else:
+            continue
+        key, eq, value = item.value.partition("=")
+        key = key.casefold()
+        program = key in _GIT_PROGRAM_KEYS or key.endswith((".textconv", ".command", ".cmd"))
+        program = program or key.startswith(("filter.", "pager.", "browser.", "man."))
+        if key.startswith("alias.") and value.startswith("!"):
+            program, value = True, value[1:]
+        if not program:
+            continue
+        if item.dynamic:
+            out.append((f"-c {key}", None))
+        elif eq and value.strip() and value.strip() not in ("true", "false", "cat", "less"):
+            out.append((f"-c {key}", _Word(value, False, item.source)))
     return out
 
 

@@ -623,6 +623,10 @@ CASES = [
             ("sed-e-flag", "echo victim.txt | sed 's/^/rm /e'"),
             ("source", "source ./evil.sh"),
             ("coproc", "coproc rm victim.txt"),
+            ("git-alias", "git -c alias.x='!rm victim.txt' x"),
+            ("git-pager", "git -c core.pager='rm victim.txt' -p log"),
+            ("ssh-command-env", "GIT_SSH_COMMAND='rm victim.txt' git fetch origin"),
+            ("fish", "fish -c 'rm victim.txt'"),
         )
     ),
     # ---- gap E: what prints the server's environment (API keys) asks

@@ -549,8 +549,23 @@ def test_deny_rules_see_through_global_options(spec: str, command: str, matches:
 
 
 def test_allow_rules_stay_strict_about_global_options() -> None:
-    (cmd,) = parse_command("git -c core.pager=evil status").commands
-    assert not match_rule("git status:*", cmd, "allow")
+    commands = parse_command("git -c core.pager=evil status").commands
+    (git,) = [c for c in commands if c.argv[0] == "git"]
+    assert not match_rule("git status:*", git, "allow")
+    assert ("evil",) in [c.argv for c in commands]  # the pager git would run is a command
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("git -c alias.x='!rm v' x", ("rm", "v")),
+        ("git -c core.sshCommand='ssh -i k' fetch", ("ssh", "-i", "k")),
+        ("GIT_SSH_COMMAND='rm v' git fetch", ("rm", "v")),
+        ("PAGER='rm v' man ls", ("rm", "v")),
+    ],
+)
+def test_commands_in_git_config_and_env_values_are_commands(command: str, inner: tuple) -> None:
+    assert inner in argvs(command)
 
 
 @pytest.mark.parametrize(
