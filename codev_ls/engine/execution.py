@@ -53,6 +53,7 @@ from codev_ls.engine.tool import (
     dump_input,
 )
 from codev_ls.permissions.decide import resolve_permission
+from codev_ls.permissions.trust import ask_about_held_settings
 from codev_ls.permissions.types import PermissionResult
 
 log = logging.getLogger(__name__)
@@ -227,6 +228,15 @@ class _Run:
         assert self.tool is not None
         self._check_abort()
         tool = self.tool
+        # The workspace's own settings files may bring hooks and allow rules: they are
+        # in force only once the user approved them (permissions/trust.py), asked here,
+        # before any hook runs or any rule decides.
+        try:
+            await ask_about_held_settings(self.ctx)
+        except (asyncio.CancelledError, ToolInterrupted):
+            raise
+        except Exception:
+            log.exception("asking about the workspace's settings failed")
         try:
             pre = await self.ctx.engine.hooks.run_pre_tool_use(
                 tool, dump_input(self.input), self.ctx, self._progress

@@ -15,6 +15,7 @@ edited file takes effect on the next tool use.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -32,6 +33,18 @@ from codev_ls.permissions.rules import (
     RuleSyntaxError,
     parse_rule,
     rule_warning,
+)
+from codev_ls.permissions.trust import (
+    APPROVED,
+    HELD_ORIGINS,
+    REJECTED,
+    Grant,
+    grants_of,
+    hash_list,
+    held_settings,
+    item_hash,
+    load_user_key,
+    trusted_folder,
 )
 from codev_ls.permissions.types import PermissionMode, parse_mode
 
@@ -56,6 +69,8 @@ TOP_LEVEL_KEYS = (
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
     "approvedProjectSettings",
+    "rejectedProjectSettings",
+    "trustedFolders",
 )
 PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
 MATCHER_KEYS = ("matcher", "hooks")
@@ -112,6 +127,8 @@ class SettingsFile:
     parsed: Settings | None = None
     error: str | None = None
     reported: tuple[int, int, int] | None = None
+    # What this file grants that is not approved (project and local files only).
+    held: list[Grant] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -303,6 +320,12 @@ class SettingsManager:
         # (the tools are built by then: asking at start-up would slow the server down).
         self._known_tools = known_tools
         self._tool_names: frozenset[str] | None = None
+        # Approval of the workspace files' grants (trust.py): approved for this run,
+        # already asked about in this run, and a lock so one question is asked at a time.
+        self.session_approved: set[str] = set()
+        self.asked: set[str] = set()
+        self.approval_lock = asyncio.Lock()
+        self._held_reported: set[str] = set()
         self.refresh()
 
     @property
@@ -327,11 +350,106 @@ class SettingsManager:
             self._load(f)
             changed = True
         if changed:
-            self.settings = merge(f.parsed for f in self.files if f.parsed is not None)
+            self.settings = merge(self._in_force())
             self._warn_rules()
             for pctx in self._contexts:
                 self._apply(pctx)
         return changed
+
+    def _in_force(self) -> list[Settings]:
+        """Each file's settings as far as they are in force: the workspace files'
+        grants only once approved (trust.py)."""
+        user, _project, local = self.files
+        trusted = trusted_folder(self.root, user.data)
+        approved = hash_list(local.data, APPROVED)
+        key: bytes | None = None
+        out: list[Settings] = []
+        for f in self.files:
+            f.held = []
+            if f.parsed is None:
+                continue
+            if f.origin not in HELD_ORIGINS or trusted is not None:
+                out.append(f.parsed)
+                continue
+            grants = grants_of(f.data, f.origin)
+            if grants and key is None:
+                key = load_user_key(create=False) or b""
+            f.held = [
+                g
+                for g in grants
+                if g.canonical not in self.session_approved
+                and not (key and item_hash(key, self.root, g) in approved)
+            ]
+            out.append(held_settings(f.parsed, f.held, self.root))
+        self._report_held()
+        return out
+
+    def _report_held(self) -> None:
+        held = self.held_grants()
+        new = [g for g in held if g.canonical not in self._held_reported]
+        if not new:
+            return
+        self._held_reported.update(g.canonical for g in new)
+        shown = "; ".join(g.text for g in new[:5]) + (" ..." if len(new) > 5 else "")
+        self.report(
+            "warning",
+            f"Codev settings: this workspace's settings files grant what you have not approved "
+            f"({shown}). They are not in force until you do: you are asked at the next tool use.",
+        )
+
+    def held_grants(self) -> list[Grant]:
+        """What the workspace's settings files grant that is not in force (not approved)."""
+        return [g for f in self.files for g in f.held]
+
+    def pending_grants(self) -> list[Grant]:
+        """Held grants to ask about now: not rejected before, not asked in this run."""
+        rejected = hash_list(self.files[2].data, REJECTED)
+        key = load_user_key(create=False) if rejected else None
+        return [
+            g
+            for g in self.held_grants()
+            if g.canonical not in self.asked
+            and not (key and item_hash(key, self.root, g) in rejected)
+        ]
+
+    def approve(self, grants: list[Grant], *, save: bool) -> str | None:
+        """Put ``grants`` in force: for this run, and with ``save`` for good (the error, or None)."""
+        self.session_approved.update(g.canonical for g in grants)
+        error = None
+        if save:
+            error = self._save_hashes(grants, APPROVED, drop_from=REJECTED)
+        self._reapply()
+        return error
+
+    def reject(self, grants: list[Grant]) -> str | None:
+        """Remember that the user rejected ``grants`` (asked again when they change)."""
+        return self._save_hashes(grants, REJECTED, drop_from=APPROVED)
+
+    def _save_hashes(self, grants: list[Grant], name: str, *, drop_from: str) -> str | None:
+        key = load_user_key(create=True)
+        if key is None:
+            return (
+                "the answer about this workspace's settings could not be saved (the approval "
+                "key in your config folder cannot be made or read); it holds for this run only"
+            )
+        hashes = [item_hash(key, self.root, g) for g in grants]
+
+        def change(data: dict[str, Any]) -> str | None:
+            listed = data.setdefault(name, [])
+            if not isinstance(listed, list):
+                return f"{self.local_path}: {name} is not a list, so the answer was not saved"
+            listed.extend(h for h in hashes if h not in listed)
+            other = data.get(drop_from)
+            if isinstance(other, list):
+                other[:] = [h for h in other if h not in hashes]
+            return None
+
+        return self.update_local(change, what="your answer about these settings")
+
+    def _reapply(self) -> None:
+        self.settings = merge(self._in_force())
+        for pctx in self._contexts:
+            self._apply(pctx)
 
     def _load(self, f: SettingsFile) -> None:
         f.data, f.parsed, f.error = None, None, None
@@ -413,8 +531,20 @@ class SettingsManager:
             for rule in rules:
                 if rule not in allow:
                     allow.append(rule)
+            # The user chose these rules: they are saved approved (trust.py).
+            key = load_user_key(create=True)
+            if key is not None:
+                approved = data.setdefault(APPROVED, [])
+                if isinstance(approved, list):
+                    for grant in grants_of({"permissions": {"allow": rules}}, "local"):
+                        digest = item_hash(key, self.root, grant)
+                        if digest not in approved:
+                            approved.append(digest)
             return None
 
+        self.session_approved.update(
+            g.canonical for g in grants_of({"permissions": {"allow": rules}}, "local")
+        )
         return self.update_local(add, what="the rule", kept="kept for this session only")
 
     def update_local(

@@ -167,12 +167,17 @@ def _run_probe(bwrap: str) -> SandboxStatus:
 # --------------------------------------------------------------------------- settings
 
 
-def load_sandbox_config(root: Path) -> SandboxConfig:
+def load_sandbox_config(root: Path, held: set[str] | None = None) -> SandboxConfig:
     """The ``sandbox`` settings (user, project, local; later wins), then the environment.
 
     A malformed settings file is skipped here: the settings loader reports it
-    to the user.
+    to the user. What the workspace's own files grant (the sandbox off, the
+    network, more writable folders) counts only once the user approved it
+    (``permissions/trust.py``): ``held`` holds the grants not approved (None:
+    every grant of those files is held unless the folder is trusted).
     """
+    from codev_ls.permissions.trust import HELD_ORIGINS, grants_of, trusted_folder
+
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
     files = [
@@ -180,16 +185,34 @@ def load_sandbox_config(root: Path) -> SandboxConfig:
         ("project", root / ".codev" / "settings.json"),
         ("local", root / ".codev" / "settings.local.json"),
     ]
+    user_data: Any = None
     for name, path in files:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if name == "user":
+            user_data = data
         section = data.get("sandbox") if isinstance(data, dict) else None
-        if isinstance(section, dict):
-            for key, value in section.items():
-                merged[key] = value
-                origin[key] = f"{name} settings ({path})"
+        if not isinstance(section, dict):
+            continue
+        section = dict(section)
+        if name in HELD_ORIGINS and trusted_folder(root, user_data) is None:
+            for grant in grants_of({"sandbox": section}, name):
+                if held is not None and grant.canonical not in held:
+                    continue
+                if grant.canonical.endswith('"enabled=false"]'):
+                    section.pop("enabled", None)
+                elif grant.canonical.endswith('"allowNetwork=true"]'):
+                    section.pop("allowNetwork", None)
+                else:
+                    folder = json.loads(grant.canonical)[1][1]
+                    paths = section.get("writePaths")
+                    if isinstance(paths, list):
+                        section["writePaths"] = [p for p in paths if p != folder]
+        for key, value in section.items():
+            merged[key] = value
+            origin[key] = f"{name} settings ({path})"
     enabled = merged.get("enabled", True) is not False
     disabled_by = "" if enabled else origin.get("enabled", "settings")
     allow_network = merged.get("allowNetwork", False) is True
@@ -392,7 +415,10 @@ def get_sandbox(engine: Engine) -> Sandbox:
     """The engine's sandbox service, made on first use (settings read then)."""
     sandbox = engine.services.get("sandbox")
     if sandbox is None:
-        sandbox = Sandbox(engine.root, load_sandbox_config(engine.root))
+        manager = engine.services.get("settings")
+        held_grants = getattr(manager, "held_grants", None)
+        held = {g.canonical for g in held_grants()} if callable(held_grants) else None
+        sandbox = Sandbox(engine.root, load_sandbox_config(engine.root, held))
         engine.services["sandbox"] = sandbox
         engine.on_close(sandbox.close)
     return sandbox

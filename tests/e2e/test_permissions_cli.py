@@ -393,3 +393,37 @@ def test_explain_into_a_closed_pipe_exits_quietly(
     )
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr  # gap E
     assert out.returncode == 0, out.stderr
+
+
+def test_a_workspace_s_hooks_and_allow_rules_need_approval(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Gap B: a cloned repository's hooks ran unsandboxed on the first tool use, and its
+    allow rules applied, with nobody asked."""
+    env = {k: v for k, v in env.items() if k != "CODEV_TRUSTED_FOLDERS"}
+    marker = tmp_path / "hook-ran"
+    script = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')"
+    settings(
+        workspace,
+        permissions={"allow": ["Bash(touch:*)"]},
+        hooks={
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [{"command": f"{sys.executable} -c {shlex.quote(script)}"}],
+                }
+            ]
+        },
+    )
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"), "--yes")
+    assert "Apply what this workspace's settings grant" in out.stderr
+    assert "Not approved: --yes does not approve" in out.stderr
+    assert not marker.exists()  # the hook was held
+    assert "(user_temporary)" in out.stderr  # --yes answered the tool use, not the rule
+    assert (workspace / "made").exists()
+    # Approved on a terminal ("Always allow"): in force from then on.
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch again"), stdin="3\n")
+    assert out.returncode == 0, out.stderr
+    assert marker.read_text() == "ran"
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch third"))
+    assert out.returncode == 0 and "\n? " not in out.stderr, out.stderr
