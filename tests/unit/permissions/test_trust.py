@@ -163,3 +163,16 @@ def test_sandbox_grants_of_the_workspace_wait_too(
     monkeypatch.setenv(TRUST_ENV, str(tmp_path))
     config = load_sandbox_config(workspace)
     assert not config.enabled and config.allow_network and config.write_paths
+
+
+async def test_explain_says_what_waits_for_approval(workspace: Path, tmp_path: Path) -> None:
+    from codev_ls.permissions.explain import explain_permission, format_explanation
+
+    project(workspace, tmp_path / "hook-ran")
+    e = engine(workspace, tmp_path, [])
+    data = await explain_permission(e, "Bash", {"command": "touch made"})
+    await e.aclose()
+    assert data["decision"] == "ask"  # the held rule does not allow
+    assert "allow rule Bash(touch:*)" in data["heldSettings"]
+    assert "Not in force until you approve them" in format_explanation(data)
+    assert e.bridge.requests == []  # type: ignore[attr-defined]  # explain asks nothing
