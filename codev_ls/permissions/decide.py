@@ -734,7 +734,7 @@ class _Judge:
             )
         )
         if rule is not None:
-            beyond = None if problem is None else self._beyond_rule(cmd, index, rule, facts)
+            beyond = self._beyond_rule(cmd, index, rule, facts, read_only=problem is None)
             if beyond is not None:
                 # The rule allows the program, not what it is pointed at.
                 part.problem = f"{part.label} {beyond}, which {rule.describe()} does not cover"
@@ -809,7 +809,13 @@ class _Judge:
         return None
 
     def _beyond_rule(
-        self, cmd: shell.SimpleCommand, index: int, rule: PermissionRule, facts: _Facts
+        self,
+        cmd: shell.SimpleCommand,
+        index: int,
+        rule: PermissionRule,
+        facts: _Facts,
+        *,
+        read_only: bool = False,
     ) -> str | None:
         """What a command an allow rule covers touches that the rule cannot grant: a
         protected path, a path outside the workspace, a file it writes whose name is only
@@ -821,7 +827,7 @@ class _Judge:
             problem = self._write_beyond(p, rule)
             if problem is not None:
                 return problem
-        writer = shell.is_known_writer(cmd)
+        writer = read_only or shell.is_known_writer(cmd)
         for p in facts.command_paths.get(index, []):
             if p.unknown:
                 continue  # a run-time word of a program whose arguments are not modelled

@@ -525,6 +525,8 @@ CASES = [
                 "default",
             ),
             ("bare-bash-rule", "cp evil.sh .git/hooks/pre-commit", "Bash", "default"),
+            ("reader-rule-outside", "cat {outside}/target.txt", "Bash(cat:*)", "default"),
+            ("grep-rule-outside", "grep -r outside {outside}", "Bash(grep:*)", "default"),
         )
     ),
     # ---- audit bypass 8: deny and ask rules see through global options
