@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -38,6 +39,21 @@ COMMANDS = [
     "bash -c 'python -m pytest -q tests/unit && ruff check .'",
     'git log --oneline -20 --format="%h %s" | grep -i fix || true',
 ]
+
+
+@contextlib.contextmanager
+def _trusted(folder: str):  # type: ignore[no-untyped-def]
+    """The bench's own workspace: its settings' allow rules are in force without the
+    approval question (permissions/trust.py), as in a workspace the user approved."""
+    old = os.environ.get("CODEV_TRUSTED_FOLDERS")
+    os.environ["CODEV_TRUSTED_FOLDERS"] = folder
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("CODEV_TRUSTED_FOLDERS", None)
+        else:
+            os.environ["CODEV_TRUSTED_FOLDERS"] = old
 
 
 def per_call(fn, n: int) -> float:  # type: ignore[no-untyped-def]
@@ -71,7 +87,7 @@ async def bench_decide(n: int) -> tuple[float, float]:
     from codev_ls.permissions.decide import decide
     from codev_ls.tools.bash import BashTool
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _trusted(tmp):
         root = Path(tmp) / "ws"
         (root / "src").mkdir(parents=True)
         (root / ".codev").mkdir()
@@ -106,7 +122,7 @@ async def bench_decide(n: int) -> tuple[float, float]:
 def bench_refresh(n: int) -> tuple[float, float]:
     from codev_ls.permissions.settings import SettingsManager
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _trusted(tmp):
         root = Path(tmp)
         (root / ".codev").mkdir()
         for name in ("settings.json", "settings.local.json"):

@@ -125,15 +125,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     _set_up_logging(args.log_level)
+    if args.command in ("tool", "chat", "explain"):
+        try:
+            return _run_cli_command(args)
+        except BrokenPipeError:
+            # `codev-ls explain ... | head`: the reader left; that is no error of ours.
+            _silence_stdout()
+            return EXIT_OK
+    return serve(args.tcp)
+
+
+def _run_cli_command(args: argparse.Namespace) -> int:
     if args.command == "tool":
         return run_tool_command(args)
     if args.command == "chat":
         from codev_ls.model.cli import run_chat_command
 
         return run_chat_command(args)
-    if args.command == "explain":
-        return explain_command(args)
-    return serve(args.tcp)
+    return explain_command(args)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _set_up_logging(level: str) -> None:

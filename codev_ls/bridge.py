@@ -23,7 +23,10 @@ from codev_ls.engine.files import atomic_write_text
 PermissionChoice = Literal["allow_once", "allow_session", "allow_always", "reject"]
 # What a question is about: a tool use, or starting a project's MCP server (which
 # ``--yes`` and bypassPermissions never answer: opening a repository must not run it).
-RequestKind = Literal["tool_use", "mcp_server"]
+# "mcp_server": start a project's MCP server; "project_settings": put in force what the
+# workspace's settings files grant (hooks, allow rules). Neither is a tool use: --yes
+# does not answer them.
+RequestKind = Literal["tool_use", "mcp_server", "project_settings"]
 
 
 @dataclass(slots=True)
@@ -261,7 +264,8 @@ class TerminalBridge:
                 self._print(_indent(cut_detail(request.shown_detail)))
             if request.reason:
                 self._print(f"  ({request.reason})")
-            server = request.kind == "mcp_server"
+            server = request.kind in ("mcp_server", "project_settings")
+            held = "Not started" if request.kind == "mcp_server" else "Not approved"
             if self.assume_yes and not server:
                 self._print("  → Allow once (--yes)")
                 return PermissionAnswer("allow_once")
@@ -279,15 +283,20 @@ class TerminalBridge:
                 # --yes answers tool uses, never a project's servers. Ask on a terminal
                 # only: reading from a pipe a script left open could hang.
                 if not self._is_tty():
+                    what = (
+                        "a project's MCP servers"
+                        if request.kind == "mcp_server"
+                        else "a workspace's hooks and allow rules"
+                    )
                     self._print(
-                        "  → Not started: --yes does not approve a project's MCP servers "
+                        f"  → {held}: --yes does not approve {what} "
                         "(answer on a terminal, or approve them in your user settings)"
                     )
                     return PermissionAnswer("reject", dismissed=True)
                 self._print("  (--yes does not answer this question)")
             if not self._can_ask():
                 if server:
-                    self._print("  → Not started (no terminal to ask on)")
+                    self._print(f"  → {held} (no terminal to ask on)")
                 else:
                     self._print("  → Reject (no terminal to ask on; pass --yes to allow)")
                 return PermissionAnswer("reject", dismissed=True)
@@ -301,9 +310,7 @@ class TerminalBridge:
             if answer in ("n", "no"):
                 return PermissionAnswer("reject")
             # End of input, an empty line or an answer that is none of the choices.
-            self._print(
-                "  → Not started (no choice made)" if server else "  → Reject (no choice made)"
-            )
+            self._print(f"  → {held} (no choice made)" if server else "  → Reject (no choice made)")
             return PermissionAnswer("reject", dismissed=True)
 
     async def apply_edit(self, edit: FileEdit) -> EditApplyResult:

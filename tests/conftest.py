@@ -29,6 +29,10 @@ def _isolated_config(
 ) -> Path:
     config = tmp_path_factory.mktemp("codev-config")
     monkeypatch.setenv("CODEV_CONFIG_DIR", str(config))
+    # Test workspaces are the tests' own: their .codev/settings*.json grants (hooks,
+    # allow rules) are in force without the approval question (permissions/trust.py).
+    # Tests of that question unset this.
+    monkeypatch.setenv("CODEV_TRUSTED_FOLDERS", str(tmp_path_factory.getbasetemp()))
     for var in (
         "ANTHROPIC_API_KEY",
         "OPENAI_API_KEY",

@@ -53,6 +53,7 @@ from codev_ls.engine.tool import (
     dump_input,
 )
 from codev_ls.permissions.decide import resolve_permission
+from codev_ls.permissions.trust import ask_about_held_settings
 from codev_ls.permissions.types import PermissionResult
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,11 @@ async def _finish_cancelled(task: asyncio.Future[Any]) -> None:
         await asyncio.shield(task)
 
 
+def _meta_str(meta: dict[str, Any] | None, key: str) -> str | None:
+    value = (meta or {}).get(key)
+    return value if isinstance(value, str) and value else None
+
+
 class _Run:
     """The state of one run: the stages as methods, in order."""
 
@@ -163,13 +169,17 @@ class _Run:
         if self.ctx.abort.aborted:
             raise ToolInterrupted(self.ctx.abort.reason)
 
+    def _title(self) -> str:
+        tool = self.tool
+        assert tool is not None
+        return f"{_call(lambda: tool.user_facing_name(self.input), tool.name)}: " + _call(
+            lambda: tool.get_activity_description(self.input), "running"
+        )
+
     def _started(self) -> None:
         tool = self.tool
         assert tool is not None
-        title = f"{_call(lambda: tool.user_facing_name(self.input), tool.name)}: " + _call(
-            lambda: tool.get_activity_description(self.input), "running"
-        )
-        self.emit(StartedUpdate(self.use.id, tool.name, title, dump_input(self.input)))
+        self.emit(StartedUpdate(self.use.id, tool.name, self._title(), dump_input(self.input)))
 
     def _progress(self, progress: Progress) -> None:
         self.emit(ProgressUpdate(self.use.id, progress))
@@ -233,6 +243,15 @@ class _Run:
         assert self.tool is not None
         self._check_abort()
         tool = self.tool
+        # The workspace's own settings files may bring hooks and allow rules: they are
+        # in force only once the user approved them (permissions/trust.py), asked here,
+        # before any hook runs or any rule decides.
+        try:
+            await ask_about_held_settings(self.ctx)
+        except (asyncio.CancelledError, ToolInterrupted):
+            raise
+        except Exception:
+            log.exception("asking about the workspace's settings failed")
         try:
             pre = await self.ctx.engine.hooks.run_pre_tool_use(
                 tool, dump_input(self.input), self.ctx, self._progress
@@ -253,7 +272,15 @@ class _Run:
             self._audit(PermissionResult.deny(reason, "hook"))  # a decision too: logged
             raise _Stop(self.outcome_rejected(reason, "hook", None))
         if pre.updated_input is not None:
+            # A hook's input goes through the same checks as the model's: the schema,
+            # then the tool's own validate_input (a rewritten path is checked for
+            # being read first, a rewritten command for what Bash refuses...).
             self.input = self.stage2_schema(tool, pre.updated_input)
+            await self.stage3_validate_input()
+            title = self._title()
+            self._progress(
+                Progress("HookProgress", f"a PreToolUse hook changed the input; now: {title}")
+            )
         return pre.decision
 
     # ---------------------------------------------------------------- 5. permission
@@ -378,7 +405,8 @@ class _Run:
             decision_source=d.source if d else None,
             decision_rule=d.rule if d else None,
             decision_reason=d.reason if d and d.reason else None,
-            persisted_path=persisted,
+            # A tool that saved its own large output (Bash) says where in meta.
+            persisted_path=persisted or _meta_str(result.meta, "persistedPath"),
             is_error=result.is_error or bool(post.block_reason),
             meta=result.meta,
         )

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from codev_ls.bridge import PermissionRequest
 from codev_ls.permissions import shell
+from codev_ls.permissions.gitrepo import repository_problem
 from codev_ls.permissions.modes import (
     PLAN_MODE_MESSAGE,
     ClassifierRequest,
@@ -63,6 +64,7 @@ from codev_ls.permissions.paths import (
     protected_reason,
     real_path,
     rule_path_for,
+    scan_for_escape,
     scan_for_match,
 )
 from codev_ls.permissions.rules import (
@@ -74,6 +76,7 @@ from codev_ls.permissions.rules import (
     parse_rule,
     url_host,
 )
+from codev_ls.permissions.shell.destructive import is_destructive_words, subcommand_index
 from codev_ls.permissions.types import (
     DecisionSource,
     PermissionResult,
@@ -106,6 +109,8 @@ class _Path:
     # The location is only known at run time (a `$VAR`, an unknown `cd`).
     unknown: bool = False
     is_dir: bool = False
+    # A folder the command fills with files whose names only the run knows (`tar x`).
+    into: bool = False
 
 
 @dataclass(slots=True)
@@ -118,6 +123,10 @@ class _Part:
     rules: list[PermissionRule] = field(default_factory=list)
     problem: str = ""
     suggestion: str | None = None
+    # Not covered for a reason no classifier may wave through (a protected path behind
+    # an allow rule, a repository the model could have planted, a link out of the
+    # workspace): auto mode asks too.
+    must_ask: bool = False
 
 
 @dataclass(slots=True)
@@ -132,6 +141,12 @@ class _Facts:
     maybe_writes: list[_Path] = field(default_factory=list)
     # Reads that belong to a command judged by the read-only set (not by an allow rule).
     command_reads: dict[int, list[_Path]] = field(default_factory=dict)
+    # Every path word of each command (by index), and the files each writes by its
+    # arguments (`cp a DEST`, `dd of=F`, `tar x` into a folder).
+    command_paths: dict[int, list[_Path]] = field(default_factory=dict)
+    command_writes: dict[int, list[_Path]] = field(default_factory=dict)
+    # Every folder relative paths of the line may be relative to (None: unknown).
+    cwds: list[Path | None] = field(default_factory=list)
     # A command in the line that can re-point paths (`ln -s`, `mv`...): where a path
     # leads is then only known when the line runs, so no path is judged in advance.
     reshaper: str | None = None
@@ -307,10 +322,7 @@ class _Judge:
         self, facts: _Facts, parts: list[_Part], reason: str
     ) -> PermissionResult | None:
         classifier = self.ctx.engine.services.get("auto_classifier") or RuleBasedClassifier()
-        inside = all(
-            p.path is None or (is_inside(p.path.real, self.workspace) and not p.path.unknown)
-            for p in parts
-        ) and not any(p.path is not None and protected_reason(p.path.real) for p in parts)
+        inside = self._all_inside(facts, parts)
         understood = facts.parsed is None or facts.parsed.fully_understood
         request = ClassifierRequest(
             tool_name=self.tool.name,
@@ -328,7 +340,7 @@ class _Judge:
         # What must always ask (protected and outside paths, the tool's own question, a line
         # the parser cannot follow) is not the classifier's to allow.
         open_parts = [p for p in parts if p.covered is None]
-        beyond = any(p.kind == "own" for p in open_parts) or not inside
+        beyond = any(p.kind == "own" or p.must_ask for p in open_parts) or not inside
         if verdict.decision == "allow" and understood and not beyond:
             return self._done(
                 PermissionResult.allow(self.input, f"auto mode: {verdict.reason}", source="config")
@@ -336,6 +348,45 @@ class _Judge:
         if verdict.decision == "deny":
             return self._deny(f"auto mode: {verdict.reason}")
         return None
+
+    def _all_inside(self, facts: _Facts, parts: list[_Part]) -> bool:
+        """Whether every path the use may touch — the files a tool names, and every file,
+        folder and working folder of a shell line, those only known at run time
+        included — is inside the workspace, and none it may write is protected."""
+        reads = [
+            *facts.reads,
+            *facts.maybe_reads,
+            *facts.recursive,
+            *facts.searched,
+            *(p for paths in facts.command_reads.values() for p in paths),
+        ]
+        writes = [
+            *facts.writes,
+            *facts.maybe_writes,
+            *(p for paths in facts.command_writes.values() for p in paths),
+        ]
+        writes += [p.path for p in parts if p.path is not None and p.kind == "write"]
+        reads += [p.path for p in parts if p.path is not None and p.kind != "write"]
+        if any(base is None for base in facts.cwds):
+            return False
+        for p in reads:
+            if p.unknown or not (
+                is_inside(p.real, self.workspace)
+                or (facts.parsed is None and self._in_session_folder(p.real))
+            ):
+                return False
+        if any(p.unknown or not is_inside(p.real, self.workspace) for p in writes):
+            return False
+        return not any(protected_reason(p.real) or protected_reason(p.lexical) for p in writes)
+
+    def _in_session_folder(self, path: Path) -> bool:
+        """Whether ``path`` is in this session's own data folder (where the engine saves
+        large outputs and tells the model to read them back)."""
+        try:
+            folder = real_path(self.ctx.session.data_dir)
+        except OSError:
+            return False
+        return is_inside(path, [folder])
 
     # ---------------------------------------------------------------- facts
 
@@ -379,6 +430,7 @@ class _Judge:
         if shell.read_only_problem(parsed) is not None:
             facts.read_only = False
         cwds = self._cwds(parsed)
+        facts.cwds = cwds
         for redirect in parsed.redirects:
             via = f"the redirection {redirect.op} {redirect.target}"
             if redirect.writes_file:
@@ -408,11 +460,59 @@ class _Judge:
                         True,
                     )
                 )
+            elif cmd.open_args:
+                escape = self._listing_escape(parsed, cmd, cwds)
+                if escape is not None:
+                    paths.append(_Path(self.cwd, self.cwd, f"{via} ({escape})", True))
             facts.maybe_reads.extend(paths)
+            facts.command_paths[index] = paths
+            writes: list[_Path] = []
+            for target in shell.write_targets(cmd):
+                if target.unknown:
+                    writes.append(_Path(self.cwd, self.cwd, f"{via} ({target.unknown})", True))
+                    continue
+                for found in self._shell_paths(target.word, target.dynamic, cwds, via):
+                    found.into = target.into
+                    writes.append(found)
+            facts.command_writes[index] = writes
+            facts.maybe_writes.extend(w for w in writes if not w.unknown)
             if shell.command_problem(cmd, redirects=False) is None:
                 facts.command_reads[index] = paths
             else:
                 facts.maybe_writes.extend(paths)
+
+    def _listing_escape(
+        self, parsed: shell.ParsedCommand, cmd: shell.SimpleCommand, cwds: list[Path | None]
+    ) -> str | None:
+        """``find src | xargs cat`` reads what the listing prints: a symbolic link in the
+        listed folders that leads out of the workspace (a repository can ship one) is
+        read too. What, if anything, says so (None: no such link)."""
+        folders: list[tuple[Path, bool, Callable[[str], bool] | None]] = []
+        for other in parsed.commands:
+            if other is cmd:
+                continue
+            follows = shell.follows_links(other)
+            counts = shell.listed_link_filter(other)
+            found = False
+            for arg in shell.path_arguments(other):
+                for p in self._shell_paths(arg.word, arg.dynamic, cwds, ""):
+                    if p.unknown:
+                        return f"the listing reads {arg.word}, only known at run time"
+                    if p.is_dir:
+                        folders.append((p.lexical, follows, counts))
+                        found = True
+            if not found:
+                folders.extend((b, follows, counts) for b in cwds if b is not None)
+        for folder, follows, counts in dict.fromkeys(folders):
+            scan = scan_for_escape(folder, self.workspace, files_only=not follows, counts=counts)
+            if scan.match is not None:
+                return (
+                    f"the names come from listing {_display(folder, self.root) or '.'}, where "
+                    f"{_display(scan.match, self.root)} leads out of the workspace"
+                )
+            if not scan.complete:
+                return f"the names come from listing {folder}, which holds too many files to check"
+        return None
 
     def _recursive_folders(self, cmd: shell.SimpleCommand, cwds: list[Path | None]) -> list[_Path]:
         """The folders ``cmd`` reads everything under (none when it reads no folder whole)."""
@@ -487,6 +587,12 @@ class _Judge:
                 for cmd in facts.parsed.commands:
                     if shell.match_rule(spec, cmd, kind):
                         return f"the command `{cmd.display()}`"
+                for cmd in facts.parsed.shadows:
+                    if shell.match_rule(spec, cmd, kind):
+                        outer = facts.parsed.source
+                        return (
+                            f"the command `{cmd.display()}` (which `{_short(outer, 60)}` may run)"
+                        )
             if subject.url is not None and domain_matches(spec, subject.url):
                 return f"the URL {subject.url}"
         if rule.is_for(READ_RULE_TOOLS, fold=True) or (own_tool and subject.command is None):
@@ -609,6 +715,14 @@ class _Judge:
         if not parsed.fully_understood:
             part.problem = "part of a command that is not fully understood"
             return
+        index = parsed.commands.index(cmd)
+        if os.path.basename(cmd.name) == "git":
+            untrusted = self._untrusted_repository(facts)
+            if untrusted is not None:
+                part.problem = f"{part.label} {untrusted}"
+                part.must_ask = True
+                return
+        problem = shell.command_problem(cmd, redirects=False)
         rule = self._allow_rule_for(
             lambda r: (
                 r.names_tool(self.names)
@@ -620,10 +734,14 @@ class _Judge:
             )
         )
         if rule is not None:
+            beyond = self._beyond_rule(cmd, index, rule, facts, read_only=problem is None)
+            if beyond is not None:
+                # The rule allows the program, not what it is pointed at.
+                part.problem = f"{part.label} {beyond}, which {rule.describe()} does not cover"
+                part.must_ask = True
+                return
             part.covered, part.rules = f"allowed by {rule.describe()}", [rule]
             return
-        problem = shell.command_problem(cmd, redirects=False)
-        index = parsed.commands.index(cmd)
         if problem is None and facts.reshaper and facts.command_reads.get(index):
             part.problem = (
                 f"{facts.reshaper} in the same line can change where the files of {part.label} lead"
@@ -638,6 +756,11 @@ class _Judge:
             read_rules = {id(p): self._read_rule(p) for p in outside}
             uncovered = [p for p in outside if read_rules[id(p)] is None]
             if not uncovered:
+                escape = self._follows_out(cmd, facts)
+                if escape is not None:
+                    part.problem = f"{part.label} {escape}"
+                    part.must_ask = True
+                    return
                 part.rules = [r for r in read_rules.values() if r is not None]
                 part.covered = "a read-only command" + (
                     f" (reading outside the workspace allowed by {part.rules[0].describe()})"
@@ -649,9 +772,116 @@ class _Judge:
             where = first.via if first.unknown else f"{first.real} is outside the workspace"
             part.problem = f"{part.label} reads outside the workspace ({where})"
             part.suggestion = None if first.unknown else self._read_rule_text(first)
+            part.must_ask = True
             return
         part.problem = f"{part.label} needs approval ({problem})"
         part.suggestion = _command_rule(cmd, self.tool.name)
+
+    def _untrusted_repository(self, facts: _Facts) -> str | None:
+        """Why git, run where this line may run it, could read a repository config the
+        model could have written (and run the programs it names), or None."""
+        for base in facts.cwds or [self.cwd]:
+            if base is None:
+                return "runs git in a folder only known at run time"
+            problem = repository_problem(base, self.root, self.workspace)
+            if problem is not None:
+                return problem
+        return None
+
+    def _follows_out(self, cmd: shell.SimpleCommand, facts: _Facts) -> str | None:
+        """A recursive read that follows symbolic links (`grep -R`, `rg -L`) and finds one
+        leading out of the workspace reads outside it: what says so, or None."""
+        recursive = shell.recursive_read(cmd)
+        if recursive is None or not recursive.follows_links:
+            return None
+        for folder in self._recursive_folders(cmd, facts.cwds or [self.cwd]):
+            scan = scan_for_escape(folder.real, self.workspace)
+            if scan.match is not None:
+                return (
+                    "follows symbolic links, and "
+                    f"{_display(scan.match, self.root)} leads out of the workspace"
+                )
+            if not scan.complete:
+                return (
+                    f"follows symbolic links in {_display(folder.real, self.root) or '.'}, "
+                    "which holds too many files to check for links out of the workspace"
+                )
+        return None
+
+    def _beyond_rule(
+        self,
+        cmd: shell.SimpleCommand,
+        index: int,
+        rule: PermissionRule,
+        facts: _Facts,
+        *,
+        read_only: bool = False,
+    ) -> str | None:
+        """What a command an allow rule covers touches that the rule cannot grant: a
+        protected path, a path outside the workspace, a file it writes whose name is only
+        known at run time. Only rules naming the path (an ``Edit(...)`` rule for it, or
+        the Bash rule itself spelling the protected part) reach those. None: nothing."""
+        for p in facts.command_writes.get(index, []):
+            if p.unknown:
+                return f"writes a file whose location is only known at run time ({p.via})"
+            problem = self._write_beyond(p, rule)
+            if problem is not None:
+                return problem
+        writer = read_only or shell.is_known_writer(cmd)
+        for p in facts.command_paths.get(index, []):
+            if p.unknown:
+                continue  # a run-time word of a program whose arguments are not modelled
+            if not writer:
+                protected = protected_reason(p.real) or protected_reason(p.lexical)
+                if protected and not self._names_protected(rule, p):
+                    return f"names {_display(p.real, self.root)} ({protected})"
+            if not is_inside(p.real, self.workspace) and not (
+                self._read_rule(p) or self._write_rule(p, False)
+            ):
+                return f"names {p.real}, outside the workspace"
+        return None
+
+    def _write_beyond(self, p: _Path, rule: PermissionRule) -> str | None:
+        shown = _display(p.real, self.root) or "."
+        if p.into:
+            roots = [*self.workspace, Path.home().resolve()]
+            if any(p.real == r or p.real in r.parents for r in roots) or not is_inside(
+                p.real, self.workspace
+            ):
+                return (
+                    f"writes files named only at run time into {shown}, which holds (or may "
+                    "come to hold) protected or outside paths"
+                )
+            if protected_reason(p.real) or protected_reason(p.lexical):
+                return f"writes files named only at run time into {shown}, a protected folder"
+            return None
+        links = _hard_links(p.real)
+        if links > 1:
+            return f"writes {shown}, which has {links} hard links"
+        protected = protected_reason(p.real) or protected_reason(p.lexical)
+        if protected and not (self._names_protected(rule, p) or self._write_rule(p, True)):
+            return f"writes {shown} ({protected})"
+        if not is_inside(p.real, self.workspace) and not self._write_rule(p, bool(protected)):
+            return f"writes {p.real}, outside the workspace"
+        return None
+
+    def _names_protected(self, rule: PermissionRule, p: _Path) -> bool:
+        """A Bash rule that itself spells the protected part (``Bash(cp x .git/hooks/y)``)."""
+        spec = rule.specifier or ""
+        return bool(spec) and (
+            pattern_names_protected(spec, p.real) or pattern_names_protected(spec, p.lexical)
+        )
+
+    def _write_rule(self, p: _Path, protected: bool) -> PermissionRule | None:
+        """An Edit/Write allow rule for ``p`` (naming the protected part when it must)."""
+        return self._allow_rule_for(
+            lambda r: (
+                r.specifier is not None
+                and r.tool_name in WRITE_RULE_TOOLS
+                and self._path_matches(r.specifier, p, "allow")
+                and (not protected or pattern_names_protected(r.specifier, p.real))
+            )
+        )
 
     def _read_rule(self, p: _Path) -> PermissionRule | None:
         if p.unknown:
@@ -679,12 +909,17 @@ class _Judge:
             return
         if p.unknown:
             part.problem = f"it reads a file whose location is only known at run time ({p.via})"
+            part.must_ask = True
             return
         if is_inside(p.real, self.workspace):
             part.covered = "a read inside the workspace"
             return
+        if facts.parsed is None and self._in_session_folder(p.real):
+            part.covered = "a read of this session's own saved output"
+            return
         part.problem = f"{p.real} is outside the workspace"
         part.suggestion = self._read_rule_text(p)
+        part.must_ask = True
 
     def _cover_write(self, part: _Part, facts: _Facts) -> None:
         p = part.path
@@ -852,20 +1087,40 @@ _INTERPRETERS = shell.name_set("python python3 node ruby perl php bash sh zsh de
 
 
 def _command_rule(cmd: shell.SimpleCommand, tool_name: str) -> str | None:
-    """The generalised rule for a simple command: its program and subcommand, as a prefix."""
+    """The generalised rule for a simple command, for "Always allow": its program and
+    subcommand as a prefix (``Bash(npm run test:*)``, ``Bash(git -C . push:*)``).
+
+    Never broader than the use shows is safe: a program with subcommands is kept
+    with its subcommand (after its global options, as written: a prefix rule must
+    match the command it was offered for), never as ``git:*``; a destructive
+    command (``rm -rf build``, ``kubectl delete pod x``) is offered only as itself;
+    an interpreter only with its script. None: no sensible rule.
+    """
     words = cmd.static_prefix()
     if not words or cmd.escalated:
         return None
     if any(not shell.is_safe_env_name(k) for k, _ in cmd.env):
         return None  # `PATH=x ls` is asked about each time, never kept as a rule
     name = words[0]
+    exact = len(words) == len(cmd.argv) and not cmd.open_args
+    if is_destructive_words(cmd.argv):
+        if not exact:
+            return None
+        return f"{tool_name}({' '.join(shell.quote_word(w) for w in words)})"
     keep = [name]
     if name in _INTERPRETERS and len(words) > 1 and not words[1].startswith("-"):
         keep.append(words[1])  # `python scripts/x.py:*`, never `python:*`
-    elif name in _SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
-        keep.append(words[1])
-        if name in _RUN_TOOLS and words[1] in ("run", "run-script", "exec") and len(words) > 2:
-            keep.append(words[2])
+    elif name in _SUBCOMMAND_TOOLS:
+        index = subcommand_index(words) if len(words) > 1 else None
+        if index is None:
+            # No subcommand, or options whose meaning is not known: only this command.
+            if not exact:
+                return None
+            return f"{tool_name}({' '.join(shell.quote_word(w) for w in words)})"
+        keep = list(words[: index + 1])
+        sub = words[index]
+        if name in _RUN_TOOLS and sub in ("run", "run-script", "exec") and len(words) > index + 1:
+            keep.append(words[index + 1])
     if name in _INTERPRETERS and len(keep) == 1:
         return None  # `python:*` would allow any code
     text = " ".join(shell.quote_word(w) for w in keep)

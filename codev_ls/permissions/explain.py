@@ -86,6 +86,10 @@ async def explain_permission(
                 "PreToolUse hooks run before this decision and can allow, deny, ask or change "
                 "the input; explain does not run them."
             )
+    held = getattr(engine.services.get("settings"), "held_grants", None)
+    if callable(held) and held():
+        # Said, so that a rule that "does not work" is seen to be waiting for approval.
+        out["heldSettings"] = [g.text for g in held()]
     return out
 
 
@@ -151,4 +155,9 @@ def format_explanation(data: dict[str, Any]) -> str:
             lines.append(f"{event} hooks: {', '.join(hooks[event])}")
     if data.get("note"):
         lines.append(f"Note: {data['note']}")
+    if data.get("heldSettings"):
+        lines.append(
+            "Not in force until you approve them (asked at the next tool use): "
+            + "; ".join(data["heldSettings"])
+        )
     return "\n".join(lines)

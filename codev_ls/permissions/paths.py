@@ -17,6 +17,7 @@ so a rule about ``.env`` catches both ``.env`` and a link named ``.env``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -71,9 +72,40 @@ def is_inside(path: Path, folders: list[Path]) -> bool:
     return any(path == folder or folder in path.parents for folder in folders)
 
 
+# Where isolated sub-agents' git worktrees are checked out (model/worktree.py).
+WORKTREES_DIR = "codev-worktrees"
+
+
+def _worktree_start(path: Path, parts: list[str]) -> int:
+    """How many leading parts of ``path`` lead to the root of a Codev worktree
+    (``<repo>/.git/codev-worktrees/<id>``), 0 when it is not in one.
+
+    A sub-agent's worktree lies under ``.git`` only to stay out of the checkout's
+    ``git status``; its files are ordinary files. Only a folder that *is* a linked
+    worktree (its ``.git`` is a file, which git made) counts: a folder the model
+    creates there is still under a protected ``.git``.
+    """
+    for k in range(len(parts) - 2):
+        if parts[k] == ".git" and parts[k + 1] == WORKTREES_DIR:
+            root = Path(*path.parts[: k + 3])
+            if os.path.isfile(root / ".git") and not os.path.islink(root / ".git"):
+                return k + 3
+    return 0
+
+
 def protected_reason(path: Path) -> str | None:
-    """Why ``path`` is a protected path (``.git/``, ``.codev/``, shell rc files), or None."""
+    """Why ``path`` is a protected path (``.git/``, ``.codev/``, shell rc files), or None.
+
+    Inside a sub-agent's worktree (``.git/codev-worktrees/<id>/``) only what is
+    protected *within* the worktree counts (its own ``.git`` file, a ``.codev/`` in it).
+    """
     parts = [p.casefold() for p in path.parts]
+    if ".git" in parts and WORKTREES_DIR in parts:
+        start = _worktree_start(path, parts)
+        if start:
+            parts = parts[start:]
+            if not parts:
+                return None
     for name in PROTECTED_DIRS:
         if name in parts[:-1] or (parts and parts[-1] == name):
             return f"{name}/ is a protected folder"
@@ -284,3 +316,64 @@ def rule_path_for(path: Path, root: Path, *, folder: bool = True) -> str:
         # A file at the workspace root: that file only (a rule for the whole root is too broad).
         return f"/{path.name}" if not path.is_dir() else "/**"
     return f"{rel.as_posix()}/**"
+
+
+# Scans for links out of the workspace look at more entries than scans for denied
+# files: they run for listings piped to readers (`find . -name '*.py' | xargs wc -l`),
+# which are common in large checkouts (node_modules).
+ESCAPE_SCAN_LIMIT = 50_000
+
+
+def scan_for_escape(
+    folder: Path,
+    workspace: list[Path],
+    *,
+    files_only: bool = False,
+    counts: Callable[[str], bool] | None = None,
+    limit: int | None = None,
+) -> ScanResult:
+    """The first symbolic link under ``folder`` whose real target lies outside the
+    ``workspace`` folders (walking without following links; ``.git`` folders, which
+    only Codev-approved writes reach, are not entered). A command that follows links
+    (``grep -R``) reads through every such link; one that reads what a listing prints
+    (``find . | xargs cat``) through links to files (``files_only``). A cloned
+    repository can ship ``notes -> ~/.ssh/id_rsa``. ``counts`` says which links matter
+    (a listing filtered by ``-name '*.py'`` never prints ``python3``). ``complete`` is
+    False when the folder holds more entries than the limit."""
+    limit = ESCAPE_SCAN_LIMIT if limit is None else limit
+
+    def escapes(path: str) -> bool:
+        if counts is not None and not counts(path):
+            return False
+        target = real_path(path)
+        if files_only and os.path.isdir(target):
+            return False
+        return not is_inside(target, workspace)
+
+    try:
+        if os.path.islink(folder) and escapes(str(folder)):
+            return ScanResult(Path(folder))
+    except OSError:
+        pass
+    seen = 0
+    stack = [str(folder)]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                return ScanResult(None, complete=False)
+            try:
+                if entry.is_symlink():
+                    if escapes(entry.path):
+                        return ScanResult(Path(entry.path))
+                elif entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                    stack.append(entry.path)
+            except OSError:
+                continue
+    return ScanResult(None)

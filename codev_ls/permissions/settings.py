@@ -15,6 +15,7 @@ edited file takes effect on the next tool use.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -33,6 +34,18 @@ from codev_ls.permissions.rules import (
     parse_rule,
     rule_warning,
 )
+from codev_ls.permissions.trust import (
+    APPROVED,
+    HELD_ORIGINS,
+    REJECTED,
+    Grant,
+    grants_of,
+    hash_list,
+    held_settings,
+    item_hash,
+    load_user_key,
+    trusted_folder,
+)
 from codev_ls.permissions.types import PermissionMode, parse_mode
 
 if TYPE_CHECKING:
@@ -42,6 +55,27 @@ log = logging.getLogger(__name__)
 
 HOOK_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_HOOK_TIMEOUT = 60.0
+
+# The keys Codev reads, per level: any other key is reported (a misspelt
+# `permisions` or `defaultmode` would otherwise be a rule that silently does
+# not apply). Keys other features read from the merged settings are listed here.
+TOP_LEVEL_KEYS = (
+    "$schema",
+    "permissions",
+    "hooks",
+    "sandbox",
+    "mcpServers",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "approvedProjectSettings",
+    "rejectedProjectSettings",
+    "trustedFolders",
+)
+PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
+MATCHER_KEYS = ("matcher", "hooks")
+HOOK_KEYS = ("type", "command", "timeout")
+SANDBOX_KEYS = ("enabled", "allowNetwork", "writePaths")
 
 Reporter = Callable[[str, str], None]  # (level, message)
 
@@ -93,6 +127,8 @@ class SettingsFile:
     parsed: Settings | None = None
     error: str | None = None
     reported: tuple[int, int, int] | None = None
+    # What this file grants that is not approved (project and local files only).
+    held: list[Grant] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -111,9 +147,14 @@ def parse_settings(data: Any, origin: str, where: str, root: Path) -> Settings:
     if not isinstance(data, dict):
         raise SettingsError(f"{where}: the top level must be a JSON object")
     out = Settings(raw=data)
+    out.warnings.extend(unknown_keys(data, TOP_LEVEL_KEYS, where, ""))
     perms = data.get("permissions", {})
     if not isinstance(perms, dict):
         raise SettingsError(f"{where}: `permissions` must be an object")
+    out.warnings.extend(unknown_keys(perms, PERMISSION_KEYS, where, "permissions."))
+    sandbox = data.get("sandbox")
+    if isinstance(sandbox, dict):
+        out.warnings.extend(unknown_keys(sandbox, SANDBOX_KEYS, where, "sandbox."))
     mode = perms.get("defaultMode")
     if mode is not None:
         parsed_mode = parse_mode(mode)
@@ -146,22 +187,50 @@ def parse_settings(data: Any, origin: str, where: str, root: Path) -> Settings:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f"{where}: `hooks` must be an object")
+    out.warnings.extend(unknown_keys(hooks, HOOK_EVENTS, where, "hooks.", what="hook event"))
     for event, matchers in hooks.items():
         if not isinstance(matchers, list):
             raise SettingsError(f"{where}: hooks.{event} must be a list")
         parsed = [
-            _parse_matcher(m, f"{where}: hooks.{event}[{i}]", origin)
+            _parse_matcher(m, f"{where}: hooks.{event}[{i}]", origin, out.warnings)
             for i, m in enumerate(matchers)
         ]
         out.hooks[event] = parsed
     return out
 
 
-def _parse_matcher(entry: Any, where: str, origin: str) -> HookMatcher:
+def unknown_keys(
+    data: dict[str, Any], known: Iterable[str], where: str, prefix: str, *, what: str = "key"
+) -> list[str]:
+    """Warnings for the keys of ``data`` Codev does not read, with the likely meant one."""
+    import difflib
+
+    known = tuple(known)
+    folded = {k.casefold(): k for k in known}
+    out = []
+    for key in data:
+        if not isinstance(key, str) or key in known:
+            continue
+        guess = folded.get(key.casefold()) or next(
+            iter(difflib.get_close_matches(key, known, n=1, cutoff=0.75)), None
+        )
+        if guess:
+            hint = f"did you mean `{prefix}{guess}`?"
+        else:
+            hint = "Codev reads " + ", ".join(f"`{prefix}{k}`" for k in known if k[:1] != "$")
+        out.append(f"{where}: unknown {what} `{prefix}{key}` is ignored; {hint}")
+    return out
+
+
+def _parse_matcher(
+    entry: Any, where: str, origin: str, warnings: list[str] | None = None
+) -> HookMatcher:
     import re
 
     if not isinstance(entry, dict):
         raise SettingsError(f"{where} must be an object with `matcher` and `hooks`")
+    if warnings is not None:
+        warnings.extend(unknown_keys(entry, MATCHER_KEYS, where, ""))
     matcher = entry.get("matcher", "")
     if not isinstance(matcher, str):
         raise SettingsError(f"{where}.matcher must be a string")
@@ -177,6 +246,8 @@ def _parse_matcher(entry: Any, where: str, origin: str) -> HookMatcher:
     for j, hook in enumerate(hooks):
         if not isinstance(hook, dict):
             raise SettingsError(f"{where}.hooks[{j}] must be an object")
+        if warnings is not None:
+            warnings.extend(unknown_keys(hook, HOOK_KEYS, f"{where}.hooks[{j}]", ""))
         if hook.get("type", "command") != "command":
             raise SettingsError(f'{where}.hooks[{j}]: only `type: "command"` hooks are supported')
         command = hook.get("command")
@@ -249,6 +320,12 @@ class SettingsManager:
         # (the tools are built by then: asking at start-up would slow the server down).
         self._known_tools = known_tools
         self._tool_names: frozenset[str] | None = None
+        # Approval of the workspace files' grants (trust.py): approved for this run,
+        # already asked about in this run, and a lock so one question is asked at a time.
+        self.session_approved: set[str] = set()
+        self.asked: set[str] = set()
+        self.approval_lock = asyncio.Lock()
+        self._held_reported: set[str] = set()
         self.refresh()
 
     @property
@@ -273,11 +350,106 @@ class SettingsManager:
             self._load(f)
             changed = True
         if changed:
-            self.settings = merge(f.parsed for f in self.files if f.parsed is not None)
+            self.settings = merge(self._in_force())
             self._warn_rules()
             for pctx in self._contexts:
                 self._apply(pctx)
         return changed
+
+    def _in_force(self) -> list[Settings]:
+        """Each file's settings as far as they are in force: the workspace files'
+        grants only once approved (trust.py)."""
+        user, _project, local = self.files
+        trusted = trusted_folder(self.root, user.data)
+        approved = hash_list(local.data, APPROVED)
+        key: bytes | None = None
+        out: list[Settings] = []
+        for f in self.files:
+            f.held = []
+            if f.parsed is None:
+                continue
+            if f.origin not in HELD_ORIGINS or trusted is not None:
+                out.append(f.parsed)
+                continue
+            grants = grants_of(f.data, f.origin)
+            if grants and key is None:
+                key = load_user_key(create=False) or b""
+            f.held = [
+                g
+                for g in grants
+                if g.canonical not in self.session_approved
+                and not (key and item_hash(key, self.root, g) in approved)
+            ]
+            out.append(held_settings(f.parsed, f.held, self.root))
+        self._report_held()
+        return out
+
+    def _report_held(self) -> None:
+        held = self.held_grants()
+        new = [g for g in held if g.canonical not in self._held_reported]
+        if not new:
+            return
+        self._held_reported.update(g.canonical for g in new)
+        shown = "; ".join(g.text for g in new[:5]) + (" ..." if len(new) > 5 else "")
+        self.report(
+            "warning",
+            f"Codev settings: this workspace's settings files grant what you have not approved "
+            f"({shown}). They are not in force until you do: you are asked at the next tool use.",
+        )
+
+    def held_grants(self) -> list[Grant]:
+        """What the workspace's settings files grant that is not in force (not approved)."""
+        return [g for f in self.files for g in f.held]
+
+    def pending_grants(self) -> list[Grant]:
+        """Held grants to ask about now: not rejected before, not asked in this run."""
+        rejected = hash_list(self.files[2].data, REJECTED)
+        key = load_user_key(create=False) if rejected else None
+        return [
+            g
+            for g in self.held_grants()
+            if g.canonical not in self.asked
+            and not (key and item_hash(key, self.root, g) in rejected)
+        ]
+
+    def approve(self, grants: list[Grant], *, save: bool) -> str | None:
+        """Put ``grants`` in force: for this run, and with ``save`` for good (the error, or None)."""
+        self.session_approved.update(g.canonical for g in grants)
+        error = None
+        if save:
+            error = self._save_hashes(grants, APPROVED, drop_from=REJECTED)
+        self._reapply()
+        return error
+
+    def reject(self, grants: list[Grant]) -> str | None:
+        """Remember that the user rejected ``grants`` (asked again when they change)."""
+        return self._save_hashes(grants, REJECTED, drop_from=APPROVED)
+
+    def _save_hashes(self, grants: list[Grant], name: str, *, drop_from: str) -> str | None:
+        key = load_user_key(create=True)
+        if key is None:
+            return (
+                "the answer about this workspace's settings could not be saved (the approval "
+                "key in your config folder cannot be made or read); it holds for this run only"
+            )
+        hashes = [item_hash(key, self.root, g) for g in grants]
+
+        def change(data: dict[str, Any]) -> str | None:
+            listed = data.setdefault(name, [])
+            if not isinstance(listed, list):
+                return f"{self.local_path}: {name} is not a list, so the answer was not saved"
+            listed.extend(h for h in hashes if h not in listed)
+            other = data.get(drop_from)
+            if isinstance(other, list):
+                other[:] = [h for h in other if h not in hashes]
+            return None
+
+        return self.update_local(change, what="your answer about these settings")
+
+    def _reapply(self) -> None:
+        self.settings = merge(self._in_force())
+        for pctx in self._contexts:
+            self._apply(pctx)
 
     def _load(self, f: SettingsFile) -> None:
         f.data, f.parsed, f.error = None, None, None
@@ -359,8 +531,20 @@ class SettingsManager:
             for rule in rules:
                 if rule not in allow:
                     allow.append(rule)
+            # The user chose these rules: they are saved approved (trust.py).
+            key = load_user_key(create=True)
+            if key is not None:
+                approved = data.setdefault(APPROVED, [])
+                if isinstance(approved, list):
+                    for grant in grants_of({"permissions": {"allow": rules}}, "local"):
+                        digest = item_hash(key, self.root, grant)
+                        if digest not in approved:
+                            approved.append(digest)
             return None
 
+        self.session_approved.update(
+            g.canonical for g in grants_of({"permissions": {"allow": rules}}, "local")
+        )
         return self.update_local(add, what="the rule", kept="kept for this session only")
 
     def update_local(

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from codev_ls.permissions.shell import classify_command, is_read_only_command, parse_command
+from codev_ls.permissions.shell.destructive import is_destructive_words
 
 __all__ = [
     "classify_command",
@@ -33,78 +34,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- destructive
-
-
-def _is_destructive_words(words: tuple[str, ...]) -> bool:
-    if not words:
-        return False
-    name = os.path.basename(words[0])
-    args = list(words[1:])
-    flags = {a for a in args if a.startswith("-")}
-    if name in ("rm", "shred", "unlink", "srm", "wipefs", "fdisk", "sfdisk", "parted", "dd"):
-        return True
-    if name in ("truncate", "mkswap", "crontab") and (name != "crontab" or "-r" in flags):
-        return True
-    if name.startswith("mkfs") or name == "mke2fs":
-        return True
-    if name == "mv":
-        return not ({"-n", "--no-clobber"} & flags)
-    if name == "find":
-        return "-delete" in args or any(
-            a in ("-exec", "-execdir", "-ok")
-            and i + 1 < len(args)
-            and args[i + 1] in ("rm", "shred")
-            for i, a in enumerate(args)
-        )
-    if name == "rsync":
-        return any(a.startswith("--delete") or a == "--remove-source-files" for a in args)
-    if name == "git":
-        return _is_destructive_git(args)
-    if name in ("docker", "podman"):
-        return bool(args) and (
-            args[0] in ("rm", "rmi")
-            or args[:2] in (["system", "prune"], ["volume", "rm"], ["volume", "prune"])
-            or args[:2] in (["image", "prune"], ["container", "prune"])
-        )
-    if name == "kubectl":
-        return bool(args) and args[0] == "delete"
-    if name == "terraform":
-        return bool(args) and args[0] == "destroy"
-    return False
-
-
-def _is_destructive_git(args: list[str]) -> bool:
-    # Skip global options (`git -C dir ...`).
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in ("-C", "-c", "--git-dir", "--work-tree") else 1
-    if i >= len(args):
-        return False
-    sub, rest = args[i], args[i + 1 :]
-    flags = set(rest)
-    if sub == "reset":
-        return "--hard" in flags or "--merge" in flags or "--keep" in flags
-    if sub == "push":
-        return bool(
-            {"--force", "-f", "--delete", "-d", "--mirror", "--prune"} & flags
-            or any(a.startswith("--force-with-lease") or a.startswith("+") for a in rest)
-            or any(a.startswith(":") and len(a) > 1 for a in rest)
-        )
-    if sub == "clean":
-        return not ({"-n", "--dry-run"} & flags)
-    if sub == "checkout":
-        return "--" in rest or "." in rest or "-f" in flags or "--force" in flags
-    if sub == "restore":
-        return "--staged" not in flags or "--worktree" in flags or "-W" in flags
-    if sub == "branch":
-        return "-D" in flags or ("--delete" in flags and ("--force" in flags or "-f" in flags))
-    if sub == "stash":
-        return bool(rest) and rest[0] in ("drop", "clear")
-    if sub in ("filter-branch", "filter-repo"):
-        return True
-    if sub == "update-ref":
-        return "-d" in flags
-    return False
 
 
 _DESTRUCTIVE_WORDS = re.compile(
@@ -119,7 +48,7 @@ def is_destructive_command(command: str) -> bool:
         parsed = parse_command(command)
     except Exception:
         return bool(_DESTRUCTIVE_WORDS.search(command))
-    if any(_is_destructive_words(cmd.argv) for cmd in parsed.commands):
+    if any(is_destructive_words(cmd.argv) for cmd in parsed.commands):
         return True
     if not parsed.fully_understood:
         return bool(_DESTRUCTIVE_WORDS.search(command))

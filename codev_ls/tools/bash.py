@@ -317,6 +317,7 @@ class BashTool(Tool):
         }
         if sink.file_written and sink.error is None:
             meta["outputPath"] = str(out_path)
+            meta["persistedPath"] = str(out_path)  # the outcome's persistedPath (PROTOCOL)
         return ToolResult("\n".join(parts), is_error=timed_out or code != 0, meta=meta)
 
     async def _start_background(

@@ -4,10 +4,21 @@ A sandboxed command sees the whole filesystem read-only except the workspace
 and a private ``/tmp`` (one folder per session, removed when the server
 stops); it has no network (its own empty network namespace) unless the user
 allows it; it runs in its own PID namespace, so nothing it starts outlives it,
-and dies with the server (``--die-with-parent``). Inside the workspace,
-``.codev/`` (where permission rules are saved) and ``.git/hooks``,
-``.git/config`` stay read-only: a sandboxed command must not be able to grant
-itself permissions or plant code that runs later outside the sandbox.
+and dies with the server (``--die-with-parent``). Inside the workspace, what
+configures or runs code later — outside the sandbox, in the editor or the
+user's own shell — stays read-only: ``.codev/`` (where permission rules are
+saved), the repository's ``.git/config``, ``.git/config.worktree``,
+``.git/hooks``, ``.git/info`` and each submodule's config and hooks under
+``.git/modules``, and, where they exist, ``.vscode/``, ``.idea/``,
+``.mcp.json`` and shell rc files at the workspace root. A sandboxed command
+must not be able to grant itself permissions or plant code that runs later.
+``.git`` itself is mounted on itself (still writable: commits work), which
+makes it a mount point that cannot be renamed away and replaced by a folder
+holding another config. What does not exist yet is not mounted (that would
+create it): a sandboxed command can create ``.mcp.json`` or ``.vscode/`` in a
+workspace that has none (a project's MCP servers still need the user's
+approval; VS Code asks before running a folder's tasks), or ``.git`` in a
+folder that is not a repository.
 
 Whether bwrap can run is found out by running it once (cached per binary):
 an installed bwrap can still fail (no user namespaces in a container). Where it
@@ -42,7 +53,28 @@ if TYPE_CHECKING:
     from codev_ls.engine.runtime import Engine
 
 # Paths inside the workspace that stay read-only in the sandbox (when they exist).
-PROTECTED_IN_WORKSPACE = (".codev", ".git/hooks", ".git/config")
+PROTECTED_IN_WORKSPACE = (
+    ".codev",
+    ".git/hooks",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/info",
+    ".vscode",
+    ".idea",
+    ".mcp.json",
+    ".gitconfig",
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".envrc",
+)
+# Folders mounted on themselves (writable) so they cannot be renamed away.
+PINNED_IN_WORKSPACE = (".git",)
+# Submodules' git folders: their config and hooks stay read-only too (up to this many).
+MAX_SUBMODULES = 64
 
 _NETWORK_NOTE = (
     "The network is blocked in the sandbox. If the command needs it, ask the user to allow "
@@ -135,12 +167,17 @@ def _run_probe(bwrap: str) -> SandboxStatus:
 # --------------------------------------------------------------------------- settings
 
 
-def load_sandbox_config(root: Path) -> SandboxConfig:
+def load_sandbox_config(root: Path, held: set[str] | None = None) -> SandboxConfig:
     """The ``sandbox`` settings (user, project, local; later wins), then the environment.
 
     A malformed settings file is skipped here: the settings loader reports it
-    to the user.
+    to the user. What the workspace's own files grant (the sandbox off, the
+    network, more writable folders) counts only once the user approved it
+    (``permissions/trust.py``): ``held`` holds the grants not approved (None:
+    every grant of those files is held unless the folder is trusted).
     """
+    from codev_ls.permissions.trust import HELD_ORIGINS, grants_of, trusted_folder
+
     merged: dict[str, Any] = {}
     origin: dict[str, str] = {}
     files = [
@@ -148,16 +185,34 @@ def load_sandbox_config(root: Path) -> SandboxConfig:
         ("project", root / ".codev" / "settings.json"),
         ("local", root / ".codev" / "settings.local.json"),
     ]
+    user_data: Any = None
     for name, path in files:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if name == "user":
+            user_data = data
         section = data.get("sandbox") if isinstance(data, dict) else None
-        if isinstance(section, dict):
-            for key, value in section.items():
-                merged[key] = value
-                origin[key] = f"{name} settings ({path})"
+        if not isinstance(section, dict):
+            continue
+        section = dict(section)
+        if name in HELD_ORIGINS and trusted_folder(root, user_data) is None:
+            for grant in grants_of({"sandbox": section}, name):
+                if held is not None and grant.canonical not in held:
+                    continue
+                if grant.canonical.endswith('"enabled=false"]'):
+                    section.pop("enabled", None)
+                elif grant.canonical.endswith('"allowNetwork=true"]'):
+                    section.pop("allowNetwork", None)
+                else:
+                    folder = json.loads(grant.canonical)[1][1]
+                    paths = section.get("writePaths")
+                    if isinstance(paths, list):
+                        section["writePaths"] = [p for p in paths if p != folder]
+        for key, value in section.items():
+            merged[key] = value
+            origin[key] = f"{name} settings ({path})"
     enabled = merged.get("enabled", True) is not False
     disabled_by = "" if enabled else origin.get("enabled", "settings")
     allow_network = merged.get("allowNetwork", False) is True
@@ -207,6 +262,8 @@ def build_bwrap_argv(
         if extra.is_dir():
             argv += ["--bind", str(extra), str(extra)]
     argv += ["--bind", str(workspace), str(workspace)]
+    for path in pinned_paths(workspace):
+        argv += ["--bind", str(path), str(path)]
     for path in protected_paths(workspace):
         argv += ["--ro-bind", str(path), str(path)]
     if not allow_network:
@@ -222,6 +279,28 @@ def build_bwrap_argv(
     return argv
 
 
+def _inside(path: Path, base: str) -> Path | None:
+    """The real path of ``path`` when it exists strictly inside ``base``, else None."""
+    if not os.path.lexists(path):
+        return None
+    real = Path(os.path.realpath(path))
+    if str(real) == base or not str(real).startswith(base + os.sep):
+        return None  # outside the workspace it is read-only anyway
+    return real
+
+
+def pinned_paths(workspace: Path) -> list[Path]:
+    """Folders to mount on themselves: a mount point cannot be renamed or removed, so
+    ``mv .git x && mkdir .git`` (a new config, outside the read-only mounts) fails."""
+    base = os.path.realpath(workspace)
+    out: list[Path] = []
+    for rel in PINNED_IN_WORKSPACE:
+        real = _inside(workspace / rel, base)
+        if real is not None and real.is_dir() and real not in out:
+            out.append(real)
+    return out
+
+
 def protected_paths(workspace: Path) -> list[Path]:
     """The real paths inside the workspace to keep read-only.
 
@@ -231,9 +310,21 @@ def protected_paths(workspace: Path) -> list[Path]:
     """
     out: list[Path] = []
     base = os.path.realpath(workspace)
-    for rel in PROTECTED_IN_WORKSPACE:
+    rels = list(PROTECTED_IN_WORKSPACE)
+    modules = workspace / ".git" / "modules"
+    if modules.is_dir():
+        found = 0
+        for config in sorted(modules.rglob("config")):
+            if found >= MAX_SUBMODULES:
+                break
+            gitdir = config.parent
+            if (gitdir / "HEAD").is_file():
+                rel = gitdir.relative_to(workspace)
+                rels += [str(rel / "config"), str(rel / "hooks")]
+                found += 1
+    for rel in rels:
         path = workspace / rel
-        if not path.exists():
+        if not os.path.lexists(path):
             parent_ok = rel == ".codev" or (rel == ".git/hooks" and (workspace / ".git").is_dir())
             if not parent_ok:
                 continue
@@ -241,10 +332,8 @@ def protected_paths(workspace: Path) -> list[Path]:
                 path.mkdir(exist_ok=True)
             except OSError:
                 continue
-        real = Path(os.path.realpath(path))
-        if str(real) == base or not str(real).startswith(base + os.sep):
-            continue  # outside the workspace it is read-only anyway
-        if real not in out:
+        real = _inside(path, base)
+        if real is not None and real not in out:
             out.append(real)
     return out
 
@@ -326,7 +415,10 @@ def get_sandbox(engine: Engine) -> Sandbox:
     """The engine's sandbox service, made on first use (settings read then)."""
     sandbox = engine.services.get("sandbox")
     if sandbox is None:
-        sandbox = Sandbox(engine.root, load_sandbox_config(engine.root))
+        manager = engine.services.get("settings")
+        held_grants = getattr(manager, "held_grants", None)
+        held = {g.canonical for g in held_grants()} if callable(held_grants) else None
+        sandbox = Sandbox(engine.root, load_sandbox_config(engine.root, held))
         engine.services["sandbox"] = sandbox
         engine.on_close(sandbox.close)
     return sandbox

@@ -173,3 +173,43 @@ async def test_a_lost_editor_is_a_rejection(start_editor: StartEditor, workspace
     server.stdin.close()
     await asyncio.wait_for(server.wait(), 30)
     assert not (workspace / "x.txt").exists()
+
+
+async def test_a_workspace_s_hooks_wait_for_the_editor_s_approval(
+    start_editor: StartEditor, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gap B of the issue-3 audit, over LSP: the question about the workspace's own
+    settings is a showMessageRequest of its own; rejected, the hook never runs."""
+    import json
+    import sys
+
+    monkeypatch.delenv("CODEV_TRUSTED_FOLDERS", raising=False)
+    marker = tmp_path / "hook-ran"
+    script = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')"
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {"allow": ["Write"]},
+                "hooks": {
+                    "PreToolUse": [
+                        {"matcher": "*", "hooks": [{"command": f'{sys.executable} -c "{script}"'}]}
+                    ]
+                },
+            }
+        )
+    )
+    client = await start_editor(NEOVIM)
+    client.prompt_answer = "Reject"
+    outcome = await _write(client, workspace / "x.txt", "x\n")
+    first = client.prompts[0]
+    assert "want to run hooks or let tools run without asking" in first.message
+    assert "PreToolUse hook" in first.message and "allow rule Write" in first.message
+    assert [a.title for a in first.actions] == [
+        "Allow once",
+        "Always allow: these settings (as written now)",
+        "Reject",
+    ]
+    assert not marker.exists()
+    # The held allow rule did not allow: the Write itself was asked about (and rejected).
+    assert len(client.prompts) == 2 and outcome["status"] == "rejected"

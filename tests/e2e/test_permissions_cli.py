@@ -252,3 +252,178 @@ def test_explain_usage_errors(
     out = cli(codev_cmd, workspace, env, *args)
     assert out.returncode == 2
     assert message in out.stdout + out.stderr
+
+
+# --------------------------------------------------------------------------- audit of issue 3
+
+
+def git(workspace: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sort --outp=PWNED a.txt",  # an abbreviated --output (bypass 1)
+        "printf 'touch PWNED\\n' | sort --compress-prog=sh a.txt",
+        "echo `echo \\`touch PWNED\\``",  # nested backticks (bypass 2)
+    ],
+)
+def test_spellings_that_slipped_past_the_read_only_set_now_ask(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], command: str
+) -> None:
+    (workspace / "a.txt").write_text("b\na\n")
+    settings(workspace, permissions={"allow": ["Bash(echo:*)"]})
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash(command))
+    assert out.returncode == 1, out.stderr
+    assert "[Bash: rejected (user_reject)]" in out.stderr
+    assert not (workspace / "PWNED").exists()
+
+
+def test_git_config_set_and_a_planted_repository_ask(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    git(workspace, "init", "-q")
+    config = (workspace / ".git" / "config").read_text()
+    out = cli(
+        codev_cmd,
+        workspace,
+        env,
+        "tool",
+        "Bash",
+        bash("git config core.fsmonitor 'touch PWNED' list"),
+    )
+    assert out.returncode == 1 and "[Bash: rejected (user_reject)]" in out.stderr
+    assert (workspace / ".git" / "config").read_text() == config  # bypass 3
+    # A bare-repository layout written where edits are allowed (bypass 4).
+    q = workspace / "src" / "q"
+    for d in ("objects", "refs/heads"):
+        (q / d).mkdir(parents=True)
+    (q / "HEAD").write_text("ref: refs/heads/main\n")
+    (q / "config").write_text(
+        f"[core]\n\tworktree = ..\n\tfsmonitor = touch {workspace}/PWNED; false\n"
+    )
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("cd src/q && git status"))
+    assert out.returncode == 1 and "not its own .git" in out.stderr
+    assert not (workspace / "PWNED").exists()
+    # The workspace's own repository stays read-only as before.
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("git status --short"))
+    assert out.returncode == 0, out.stderr
+    assert "\n? " not in out.stderr
+
+
+def test_auto_mode_asks_before_reading_outside_the_workspace(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("TOP-SECRET\n")
+    for command in (f"head -1 {secret}", f"cd {secret.parent} && cat secret.txt"):
+        out = cli(codev_cmd, workspace, env, "tool", "Bash", bash(command), "--mode", "auto")
+        assert out.returncode == 1, out.stderr  # bypass 5
+        assert "TOP-SECRET" not in out.stdout
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash(f"date -f {secret}"))
+    assert out.returncode == 1 and "TOP-SECRET" not in out.stdout  # bypass 6
+
+
+def test_an_allow_rule_for_a_writer_does_not_reach_protected_paths(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / "evil.sh").write_text("touch PWNED\n")
+    settings(workspace, permissions={"allow": ["Bash(cp:*)"]})
+    for command in ("cp evil.sh .git/hooks/pre-commit", "cp evil.sh .mcp.json"):
+        out = cli(codev_cmd, workspace, env, "tool", "Bash", bash(command))
+        assert out.returncode == 1, out.stderr  # bypass 7
+        assert "does not cover" in out.stderr
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert not (workspace / ".mcp.json").exists()
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("cp evil.sh copy.sh"))
+    assert out.returncode == 0, out.stderr
+    assert (workspace / "copy.sh").exists()
+
+
+def test_deny_and_ask_rules_see_through_global_options(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    git(workspace, "init", "-q")
+    settings(
+        workspace,
+        permissions={
+            "allow": ["Bash(git:*)"],
+            "deny": ["Bash(git reset --hard:*)"],
+            "ask": ["Bash(git push:*)"],
+        },
+    )
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("git -C . reset --hard"))
+    assert out.returncode == 1 and "Bash(git reset --hard:*)" in out.stdout  # bypass 8
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("git --no-pager push"))
+    assert out.returncode == 1 and "[Bash: rejected (user_reject)]" in out.stderr
+    assert "Bash(git push:*)" in out.stderr
+
+
+def test_always_allow_offers_the_subcommand_not_the_program(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    out = cli(codev_cmd, workspace, env, "explain", "Bash", bash("git -C . push"), "--json")
+    assert json.loads(out.stdout)["wouldOffer"] == ["Bash(git -C . push:*)"]  # gap A
+    out = cli(codev_cmd, workspace, env, "explain", "Bash", bash("rm -rf build"), "--json")
+    assert json.loads(out.stdout)["wouldOffer"] == ["Bash(rm -rf build)"]
+
+
+def test_misspelt_settings_keys_are_reported(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    settings(workspace, permisions={"allow": ["Bash(touch:*)"]})
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"))
+    assert "did you mean `permissions`?" in out.stderr  # gap C
+    assert not (workspace / "made").exists()
+
+
+def test_explain_into_a_closed_pipe_exits_quietly(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str]
+) -> None:
+    line = " ".join(shlex.quote(w) for w in [*codev_cmd, "explain", "Bash", bash("ls && pwd")])
+    out = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {line} --cwd {shlex.quote(str(workspace))} | true"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=90,
+    )
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr  # gap E
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_workspace_s_hooks_and_allow_rules_need_approval(
+    codev_cmd: list[str], workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Gap B: a cloned repository's hooks ran unsandboxed on the first tool use, and its
+    allow rules applied, with nobody asked."""
+    env = {k: v for k, v in env.items() if k != "CODEV_TRUSTED_FOLDERS"}
+    marker = tmp_path / "hook-ran"
+    script = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')"
+    settings(
+        workspace,
+        permissions={"allow": ["Bash(touch:*)"]},
+        hooks={
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [{"command": f"{sys.executable} -c {shlex.quote(script)}"}],
+                }
+            ]
+        },
+    )
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch made"), "--yes")
+    assert "Apply what this workspace's settings grant" in out.stderr
+    assert "Not approved: --yes does not approve" in out.stderr
+    assert not marker.exists()  # the hook was held
+    assert "(user_temporary)" in out.stderr  # --yes answered the tool use, not the rule
+    assert (workspace / "made").exists()
+    # Approved on a terminal ("Always allow"): in force from then on.
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch again"), stdin="3\n")
+    assert out.returncode == 0, out.stderr
+    assert marker.read_text() == "ran"
+    out = cli(codev_cmd, workspace, env, "tool", "Bash", bash("touch third"))
+    assert out.returncode == 0 and "\n? " not in out.stderr, out.stderr

@@ -25,6 +25,8 @@ that *was* found.
 
 The API the Bash tool and the permission system use:
 
+- :func:`write_targets` — the files a command writes by its arguments (``cp a B``)
+
 - :func:`parse_command` → :class:`ParsedCommand`
 - :func:`is_read_only_command` — the built-in read-only set, whole parse clean
 - :func:`classify_command` — ``"search"`` / ``"read"`` / ``"list"`` for folding
@@ -48,7 +50,9 @@ from codev_ls.permissions.shell.readonly import (
     RecursiveRead,
     classify_command,
     command_problem,
+    follows_links,
     is_read_only_command,
+    listed_link_filter,
     lists_workspace_paths,
     path_arguments,
     read_only_problem,
@@ -60,23 +64,34 @@ from codev_ls.permissions.shell.rules import (
     compound_allowed,
     match_rule,
 )
+from codev_ls.permissions.shell.writes import (
+    KNOWN_WRITERS,
+    WriteTarget,
+    is_known_writer,
+    write_targets,
+)
 
 __all__ = [
     "ARGS_NOT_PATHS",
     "ESCALATING_WRAPPERS",
     "HARMLESS_WRITE_TARGETS",
+    "KNOWN_WRITERS",
     "CommandPattern",
     "ParsedCommand",
     "PathArgument",
     "RecursiveRead",
     "Redirect",
     "SimpleCommand",
+    "WriteTarget",
     "classify_command",
     "command_pattern",
     "command_problem",
     "compound_allowed",
+    "follows_links",
+    "is_known_writer",
     "is_read_only_command",
     "is_safe_env_name",
+    "listed_link_filter",
     "lists_workspace_paths",
     "match_rule",
     "name_set",
@@ -85,4 +100,5 @@ __all__ = [
     "quote_word",
     "read_only_problem",
     "recursive_read",
+    "write_targets",
 ]

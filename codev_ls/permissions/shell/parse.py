@@ -127,6 +127,10 @@ class ParsedCommand:
     redirects: tuple[Redirect, ...] = ()
     # ``cd``/``pushd`` targets met in the line (None: not known before running).
     cd_targets: tuple[str | None, ...] = ()
+    # Commands a program of the line *may* run, found by guessing where its own words
+    # end (`unshare -r rm x`, `strace -o log rm x`, `su -c 'rm x'`): deny and ask rules
+    # match them too; nothing is allowed because of them.
+    shadows: tuple[SimpleCommand, ...] = ()
 
     def write_targets(self) -> list[str]:
         """Files the line writes by redirection (``/dev/null`` and friends left out)."""
@@ -192,6 +196,7 @@ def _parse_cached(command: str) -> ParsedCommand:
         reasons=tuple(dict.fromkeys(walker.reasons)),
         redirects=tuple(walker.redirects),
         cd_targets=tuple(walker.cd_targets),
+        shadows=tuple(walker.shadows),
     )
 
 
@@ -280,6 +285,7 @@ class _Walker:
         self.reasons: list[str] = []
         self.redirects: list[Redirect] = []
         self.cd_targets: list[str | None] = []
+        self.shadows: list[SimpleCommand] = []
         self._src = b""
         # Env prefixes of a wrapper whose script is being parsed (`X=1 bash -c '...'`):
         # the commands inside inherit them.
@@ -625,9 +631,16 @@ class _Walker:
         elif name == "alias" and any(w.dynamic or "=" in w.value for w in words[1:]):
             self.reasons.append("it defines an alias, which can change what later commands do")
         self._variable_effects(words)
+        self._runs_programs(words, env, depth, wrappers)
         inner = _look_through(self, words, depth)
         if inner is None:
             self.commands.append(cmd)
+            return
+        if inner.kind == "shadow":
+            # The program runs a command somewhere in its words, where exactly is not
+            # known: it stays the command; each guess is a shadow for deny and ask rules.
+            self.commands.append(cmd)
+            self._shadows(words, inner, depth)
             return
         if inner.kind == "script":
             if inner.script is None:
@@ -664,6 +677,69 @@ class _Walker:
             (*wrappers, inner.label),
             open_args or inner.open_args,
         )
+
+    def _shadows(self, words: list[_Word], inner: _Inner, depth: int) -> None:
+        """Every command ``words[0]`` may run: each later word that is not an option
+        starts one (``chroot / rm x`` → ``/ rm x``, ``rm x``), and a word that is a
+        whole script (``su -c 'rm x'``) is parsed as one."""
+        if depth + 1 > MAX_DEPTH:
+            return
+        guess = _Walker()
+        guess._inherited = self._inherited
+        for i in range(1, len(words)):
+            w = words[i]
+            if w.dynamic or w.value.startswith("-") or not w.value.strip():
+                continue
+            if _SCRIPT_LIKE.search(w.value):
+                guess.parse_script(w.value, depth=depth + 1, layers=(), wrappers=(inner.label,))
+            else:
+                guess._emit(words[i:], [], [], w.value, depth + 1, (), (inner.label,))
+        self.shadows.extend([*guess.commands, *guess.shadows])
+
+    def _runs_programs(
+        self,
+        words: list[_Word],
+        env: list[tuple[str, str]],
+        depth: int,
+        wrappers: tuple[str, ...],
+    ) -> None:
+        """Options that make a program run another one (``tar --to-command='rm x'``,
+        ``sort --compress-program=sh``, ``rsync -e CMD``): the command in the value is a
+        command of the line, judged like any other (as ``find -exec``'s is). A script
+        language's own ways of running commands (``awk``'s ``system()``, ``sed``'s
+        ``e``) cannot be followed: the line is then not fully understood."""
+        base = os.path.basename(words[0].value)
+        found: list[tuple[str, _Word | None, str]] = [
+            (label, value, "") for label, value in _program_options(base, words)
+        ]
+        if base == "git":
+            found += [(label, value, "") for label, value in _git_program_config(words)]
+        # Env prefixes whose value is a command the program runs (`GIT_SSH_COMMAND='...'`).
+        # Only the command's own prefixes: inherited ones were judged where they were set.
+        inherited = list(self._inherited)
+        own_env = env[len(inherited) :] if env[: len(inherited)] == inherited else env
+        for name, value in own_env:
+            if name in COMMAND_ENV_VARS and value.strip():
+                found.append((f"with {name}", _Word(value, False, value), name))
+        for label, value, variable in found:
+            if value is None:
+                self.reasons.append(f"`{base} {label}` runs a program named only at run time")
+                continue
+            self.parse_script(
+                value.value,
+                depth=depth + 1,
+                layers=(),
+                wrappers=(*wrappers, f"{base} {label}"),
+                env=tuple(e for e in env if e[0] != variable),
+            )
+        if base in _AWKS or (base == "busybox" and len(words) > 1 and words[1].value == "awk"):
+            problem = _awk_problem(words[1:] if base != "busybox" else words[2:])
+            if problem:
+                self.reasons.append(problem)
+        elif base in ("sed", "gsed"):
+            problem = _sed_problem(words)
+            if problem:
+                self.reasons.append(problem)
 
     def _variable_effects(self, words: list[_Word]) -> None:
         """Builtins that set variables or look up names held in values.
@@ -944,8 +1020,10 @@ class _Walker:
             if brace:
                 dynamic = True
             return _Word("".join(parts), dynamic, source)
+        if kind == "command_substitution" and source.startswith("`"):
+            self._backticks(node, source, depth)
+            return _Word(source, True, source)
         if kind in ("command_substitution", "process_substitution"):
-            # Backticks too: tree-sitter parses their inside as commands.
             for child in node.children:
                 self._statement(child, depth, (), ())
             return _Word(source, True, source)
@@ -976,6 +1054,33 @@ class _Walker:
         self.reasons.append(f"unsupported word syntax ({kind})")
         self._substitutions(node, depth)
         return _Word(source, True, source)
+
+    def _backticks(self, node: Node, source: str, depth: int) -> None:
+        """```...```: bash first undoes the escapes ``\\` `` ``\\\\`` ``\\$`` (and ``\\"`` inside
+        double quotes) in the text between the backticks, then parses what is left as
+        a script — so ``echo `echo \\`touch x\\``` runs ``touch x``. tree-sitter reads
+        the escaped inner backticks as plain words; the text is parsed again here as
+        bash would parse it."""
+        if len(source) < 2 or not source.endswith("`"):
+            self.reasons.append(f"an unterminated backtick substitution ({_clip(source)})")
+            for child in node.children:
+                self._statement(child, depth, (), ())
+            return
+        parent = node.parent
+        in_quotes = parent is not None and parent.type in ("string", "translated_string")
+        escapable = '`\\$"' if in_quotes else "`\\$"
+        body = source[1:-1]
+        out: list[str] = []
+        i = 0
+        while i < len(body):
+            ch = body[i]
+            if ch == "\\" and i + 1 < len(body) and body[i + 1] in escapable:
+                out.append(body[i + 1])
+                i += 2
+                continue
+            out.append(ch)
+            i += 1
+        self.parse_script("".join(out), depth=depth + 1, layers=(), wrappers=())
 
     def _expansion_checks(self, node: Node, source: str) -> None:
         """The parts of ``${...}`` where bash evaluates a value it only knows at run time."""
@@ -1175,7 +1280,7 @@ ESCALATING_WRAPPERS = frozenset({"sudo", "doas", "run0", "pkexec"})
 
 @dataclass(slots=True)
 class _Inner:
-    kind: Literal["words", "script", "exec", "unknown"]
+    kind: Literal["words", "script", "exec", "unknown", "shadow"]
     label: str
     words: list[_Word] = field(default_factory=list)
     env: list[tuple[str, str]] = field(default_factory=list)
@@ -1338,11 +1443,474 @@ def _look_through(walker: _Walker, words: list[_Word], depth: int) -> _Inner | N
             return _Inner("unknown", base, reason=f"`{base}` with options not understood")
         i += positional  # taskset's mask, chrt's priority
         return _Inner("words", base, words=words[i:]) if i < len(words) else None
+    if base in ("source", "."):
+        return _Inner("script", base, reason=f"`{base}` runs a script file that is not analysed")
+    if base in ("at", "batch"):
+        return _Inner("script", base, reason=f"`{base}` reads the commands it runs from stdin")
+    if base == "coproc":
+        walker.reasons.append("`coproc` runs commands in ways this parser does not follow")
+        return _Inner("words", base, words=rest) if rest and not rest[0].dynamic else None
+    if base in OPAQUE_RUNNERS:
+        return _Inner("shadow", base)
+    if base in _EXEC_RUNNERS:
+        return _exec_runner(words, base)
     if base == "busybox":
         # `busybox rm x` runs the applet rm.
         return _Inner("words", base, words=rest) if rest and not rest[0].dynamic else None
     if base == "flock":
         return _flock(walker, words)
+    return None
+
+
+# Programs that run a command given somewhere in their words, with options this
+# module does not model: what they run is guessed (shadows, for deny and ask rules).
+OPAQUE_RUNNERS = name_set(
+    "unshare nsenter chroot firejail bwrap nsjail minijail0 systemd-run run0 runuser su sg "
+    "strace ltrace valgrind gdb lldb perf script parallel tmux screen dtach abduco entr "
+    "xvfb-run dbus-run-session dbus-launch fakeroot faketime proxychains proxychains4 "
+    "torsocks tsocks numactl prlimit cgexec aa-exec setpriv capsh runcon chpst softlimit "
+    "envdir setuidgid catchsegv rlwrap daemonize start-stop-daemon sandbox-exec caffeinate "
+    "expect direnv mise asdf nix-shell with-contenv retry fish tcsh csh pwsh powershell nu "
+    "elvish xonsh yash posh"
+)
+# Programs that run a command from PATH given after them (and their subcommand): the
+# command is looked through when it follows directly (`npx prettier .`, `uv run pytest`).
+_EXEC_RUNNERS: dict[str, tuple[str, ...]] = {
+    "npx": (),
+    "bunx": (),
+    "pnpx": (),
+    "uvx": (),
+    "pipx": ("run",),
+    "uv": ("run", "tool"),
+    "poetry": ("run",),
+    "pipenv": ("run",),
+    "pdm": ("run",),
+    "hatch": ("run",),
+    "rye": ("run",),
+    "conda": ("run",),
+    "mamba": ("run",),
+    "micromamba": ("run",),
+    "pnpm": ("exec", "dlx"),
+    "yarn": ("exec", "dlx"),
+    "npm": ("exec",),
+    "bun": ("x", "exec"),
+    "bundle": ("exec",),
+}
+# A word that is a whole shell script rather than one word of a command.
+_SCRIPT_LIKE = re.compile(r"[\s;&|<>()`$]")
+
+
+def _exec_runner(words: list[_Word], base: str) -> _Inner | None:
+    """``npx CMD ...``, ``uv run CMD ...``: CMD runs (from PATH, or a package). With
+    options first, where the command starts is guessed (shadows)."""
+    subs = _EXEC_RUNNERS[base]
+    i = 1
+    label = base
+    if subs:
+        if len(words) < 2 or words[1].dynamic or words[1].value not in subs:
+            return None
+        label = f"{base} {words[1].value}"
+        i = 2
+        if words[1].value == "tool":  # `uv tool run CMD`
+            if len(words) < 3 or words[2].dynamic or words[2].value != "run":
+                return None
+            label, i = "uv tool run", 3
+    if i < len(words) and not words[i].dynamic and words[i].value == "--":
+        i += 1
+    if i >= len(words):
+        return None
+    if words[i].dynamic or words[i].value.startswith("-"):
+        return _Inner("shadow", label)
+    return _Inner("words", label, words=words[i:])
+
+
+# Options that name a program (or a shell command) for the program to run:
+# prog -> [(long option, short letter)]. Long options match by GNU prefix too.
+_PROGRAM_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "tar": (
+        ("--to-command", ""),
+        ("--use-compress-program", "I"),
+        ("--info-script", "F"),
+        ("--new-volume-script", ""),
+        ("--rsh-command", ""),
+        ("--rmt-command", ""),
+    ),
+    "sort": (("--compress-program", ""),),
+    "rsync": (("--rsh", "e"), ("--rsync-path", "")),
+    "zip": (("--unzip-command", ""),),
+    "man": (("--pager", "P"), ("--html", "H")),
+    "sdiff": (("--diff-program", ""),),
+    "diff3": (("--diff-program", ""),),
+    "scp": (("", "S"),),
+    "rg": (("--pre", ""), ("--hostname-bin", "")),
+}
+_PROGRAM_OPTIONS["bsdtar"] = _PROGRAM_OPTIONS["tar"]
+_PROGRAM_OPTIONS["gtar"] = _PROGRAM_OPTIONS["tar"]
+
+
+def _program_options(base: str, words: list[_Word]) -> list[tuple[str, _Word | None]]:
+    """The (option, value) pairs of ``words`` that name a program to run (value None:
+    only known at run time, or missing)."""
+    out: list[tuple[str, _Word | None]] = []
+    specs = _PROGRAM_OPTIONS.get(base, ())
+    if base in ("tar", "bsdtar", "gtar"):
+        out.extend(_tar_checkpoint(words))
+    if base in ("ssh", "scp", "sftp", "rsync", "git"):
+        out.extend(_ssh_commands(words))
+    if not specs:
+        return out
+    i = 1
+    while i < len(words):
+        w = words[i]
+        v = w.value
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if w.dynamic:
+            i += 1
+            continue
+        if v.startswith("--") and len(v) > 2:
+            key, eq, _ = v.partition("=")
+            for name, _short in specs:
+                if name and len(key) > 2 and name.startswith(key):
+                    value = _Word(v.split("=", 1)[1], False, v) if eq else nxt
+                    out.append((name, value if value is None or not value.dynamic else None))
+                    break
+        elif v.startswith("-") and len(v) > 1:
+            for _name, short in specs:
+                if short and short in v[1:]:
+                    at = v.index(short, 1)
+                    rest = v[at + 1 :]
+                    value = _Word(rest, False, v) if rest else nxt
+                    out.append((f"-{short}", value if value is None or not value.dynamic else None))
+                    break
+        i += 1
+    return out
+
+
+# Environment variables whose value is a command line some program runs.
+COMMAND_ENV_VARS = name_set(
+    "PAGER GIT_PAGER MANPAGER SYSTEMD_PAGER EDITOR VISUAL GIT_EDITOR GIT_SEQUENCE_EDITOR "
+    "GIT_SSH_COMMAND GIT_SSH GIT_ASKPASS SSH_ASKPASS SUDO_ASKPASS GIT_EXTERNAL_DIFF "
+    "LESSOPEN LESSCLOSE BROWSER RSYNC_RSH"
+)
+# git config keys whose value is a program (or, for aliases, `!` and a shell command).
+_GIT_PROGRAM_KEYS = name_set(
+    "core.pager core.editor core.sshcommand core.fsmonitor core.askpass diff.external "
+    "sequence.editor gpg.program gpg.ssh.program gpg.x509.program credential.helper "
+    "web.browser pager.log pager.diff pager.show pager.status pager.branch"
+)
+
+
+def _git_program_config(words: list[_Word]) -> list[tuple[str, _Word | None]]:
+    """``git -c core.pager='cmd'``, ``git -c alias.x='!cmd' x``: git runs cmd."""
+    out: list[tuple[str, _Word | None]] = []
+    for i, w in enumerate(words[1:], 1):
+        if w.dynamic:
+            continue
+        if w.value == "-c" and i + 1 < len(words):
+            item = words[i + 1]
+        elif w.value.startswith("-c") and len(w.value) > 2:
+            item = _Word(w.value[2:], False, w.source)
+        else:
+            continue
+        key, eq, value = item.value.partition("=")
+        key = key.casefold()
+        program = key in _GIT_PROGRAM_KEYS or key.endswith((".textconv", ".command", ".cmd"))
+        program = program or key.startswith(("filter.", "pager.", "browser.", "man."))
+        if key.startswith("alias.") and value.startswith("!"):
+            program, value = True, value[1:]
+        if not program:
+            continue
+        if item.dynamic:
+            out.append((f"-c {key}", None))
+        elif eq and value.strip() and value.strip() not in ("true", "false", "cat", "less"):
+            out.append((f"-c {key}", _Word(value, False, item.source)))
+    return out
+
+
+def _tar_checkpoint(words: list[_Word]) -> list[tuple[str, _Word | None]]:
+    """``tar --checkpoint-action=exec=CMD`` runs CMD at each checkpoint."""
+    out: list[tuple[str, _Word | None]] = []
+    for i, w in enumerate(words[1:], 1):
+        key, eq, value = w.value.partition("=")
+        if w.dynamic and "checkpoint-action" in w.source:
+            out.append(("--checkpoint-action", None))
+        elif len(key) > 2 and "--checkpoint-action".startswith(key):
+            if not eq:
+                value = words[i + 1].value if i + 1 < len(words) else ""
+            if value.startswith("exec="):
+                out.append(("--checkpoint-action", _Word(value[5:], False, w.source)))
+    return out
+
+
+def _ssh_commands(words: list[_Word]) -> list[tuple[str, _Word | None]]:
+    """``-o ProxyCommand=CMD`` / ``LocalCommand`` (ssh, scp, sftp, rsync via -e) and
+    ``ProxyCommand`` in an ``-oProxyCommand`` word: ssh runs CMD on this machine."""
+    out: list[tuple[str, _Word | None]] = []
+    for i, w in enumerate(words[1:], 1):
+        text = w.value
+        if text == "-o" and i + 1 < len(words):
+            w = words[i + 1]
+            text = w.value
+        elif text.startswith("-o"):
+            text = text[2:]
+        else:
+            continue
+        m = re.match(r"\s*([A-Za-z]+)\s*[=\s]\s*(.*)", text, re.DOTALL)
+        if m is None:
+            continue
+        key, value = m.group(1), m.group(2)
+        if key.lower() in ("proxycommand", "localcommand", "knownhostscommand"):
+            out.append((f"-o {key}", None if w.dynamic else _Word(value, False, w.source)))
+    return out
+
+
+_AWKS = name_set("awk gawk mawk nawk original-awk")
+# What an awk program uses to run commands: system(), pipes to and from commands,
+# gawk's @-extensions and indirect calls.
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|@")
+_AWK_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _awk_problem(args: list[_Word]) -> str | None:
+    """Why an awk command line cannot be followed: its program runs commands (or is
+    only known at run time, or comes from a file)."""
+    programs: list[_Word] = []
+    explicit = False
+    positional: _Word | None = None
+    i = 0
+    while i < len(args):
+        w = args[i]
+        v = w.value
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if w.dynamic:
+            if positional is None and not explicit:
+                return "the awk program is only known at run time"
+            i += 1
+            continue
+        if v == "--":
+            if positional is None and nxt is not None:
+                positional = nxt
+            break
+        key, eq, value = v.partition("=")
+        if v.startswith("--"):
+            if any(len(key) > 2 and name.startswith(key) for name in _AWK_FILE_OPTIONS):
+                return f"`awk {v}` runs a program from a file, which is not analysed"
+            if len(key) > 2 and "--source".startswith(key):
+                explicit = True
+                if eq:
+                    programs.append(_Word(value, False, v))
+                elif nxt is not None:
+                    programs.append(nxt)
+                    i += 1
+            elif not eq and key in ("--field-separator", "--assign"):
+                i += 1
+            i += 1
+            continue
+        if v.startswith("-") and len(v) > 1:
+            letter, rest = v[1], v[2:]
+            if letter in "fEil":
+                return f"`awk {v}` runs a program from a file, which is not analysed"
+            if letter == "e":
+                explicit = True
+                if rest:
+                    programs.append(_Word(rest, False, v))
+                elif nxt is not None:
+                    programs.append(nxt)
+                    i += 1
+            elif letter in "Fv" and not rest:
+                i += 1
+            i += 1
+            continue
+        if positional is None:
+            positional = w
+        i += 1
+    if positional is not None and not explicit:
+        programs.append(positional)
+    for program in programs:
+        if program.dynamic:
+            return "the awk program is only known at run time"
+        code = _AWK_STRING.sub('""', program.value)
+        if _AWK_RUNS.search(code):
+            return "the awk program runs commands (system(), a pipe) that are not analysed"
+    return None
+
+
+_AWK_FILE_OPTIONS = ("--file", "--exec", "--include", "--load")
+
+
+def sed_script_effects(script: str) -> tuple[bool, list[str], bool]:
+    """What a sed script does beyond printing: (runs commands, files it writes, parsed).
+
+    ``e`` and ``s///e`` run commands; ``w FILE``, ``W FILE`` and ``s///w FILE``
+    write FILE. ``parsed`` is False when the script holds something this reader
+    does not know (then nothing about it is assumed).
+    """
+    runs = False
+    writes: list[str] = []
+    i, n = 0, len(script)
+
+    def to_eol(j: int) -> tuple[str, int]:
+        end = script.find("\n", j)
+        end = n if end == -1 else end
+        return script[j:end], end
+
+    def skip_delimited(j: int, delim: str) -> int | None:
+        while j < n:
+            if script[j] == "\\":
+                j += 2
+                continue
+            if script[j] == delim:
+                return j + 1
+            if script[j] == "\n":
+                return None
+            j += 1
+        return None
+
+    while i < n:
+        c = script[i]
+        if c in " \t\n;!{}":
+            i += 1
+            continue
+        if c == "#":
+            _, i = to_eol(i)
+            continue
+        # addresses: numbers, $, /re/, \cREc, with , ~ + and I/M flags
+        if c.isdigit() or c in "$,~+":
+            i += 1
+            continue
+        if c == "/" or (c == "\\" and i + 1 < n):
+            delim = "/" if c == "/" else script[i + 1]
+            j = skip_delimited(i + 1 if c == "/" else i + 2, delim)
+            if j is None:
+                return runs, writes, False
+            i = j
+            while i < n and script[i] in "IM":
+                i += 1
+            continue
+        if c in "s" or c == "y":
+            if i + 1 >= n:
+                return runs, writes, False
+            delim = script[i + 1]
+            if delim in "\n\\":
+                return runs, writes, False
+            j = skip_delimited(i + 2, delim)
+            j = skip_delimited(j, delim) if j is not None else None
+            if j is None:
+                return runs, writes, False
+            i = j
+            if c == "y":
+                continue
+            while i < n and (script[i] in "gpiImMe" or script[i].isdigit()):
+                if script[i] == "e":
+                    runs = True
+                i += 1
+            if i < n and script[i] == "w":
+                name, i = to_eol(i + 1)
+                writes.append(name.strip())
+            continue
+        if c in "aic":
+            _, i = to_eol(i + 1)  # text to the end of the line (GNU one-liner form)
+            continue
+        if c in ":btT":
+            j = i + 1
+            while j < n and script[j] not in ";\n":
+                j += 1
+            i = j
+            continue
+        if c in "rRwW":
+            name, i = to_eol(i + 1)
+            if c in "wW":
+                writes.append(name.strip())
+            continue
+        if c == "e":
+            runs = True
+            _, i = to_eol(i + 1)
+            continue
+        if c in "=dDgGhHlnNpPqQxzF":
+            i += 1
+            if c in "lqQ":
+                while i < n and script[i].isdigit():
+                    i += 1
+            continue
+        return runs, writes, False
+    return runs, writes, True
+
+
+def _sed_scripts(words: list[_Word]) -> tuple[list[_Word], bool]:
+    """The scripts of a sed command line, and whether one comes from a file (-f)."""
+    scripts: list[_Word] = []
+    from_file = False
+    explicit = False
+    first_positional: _Word | None = None
+    i = 1
+    while i < len(words):
+        w = words[i]
+        v = w.value
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if w.dynamic:
+            if first_positional is None:
+                first_positional = w
+            i += 1
+            continue
+        key, eq, value = v.partition("=")
+        if v.startswith("--") and len(v) > 2:
+            if len(key) > 2 and "--expression".startswith(key):
+                explicit = True
+                if eq:
+                    scripts.append(_Word(value, False, v))
+                elif nxt is not None:
+                    scripts.append(nxt)
+                    i += 1
+            elif len(key) > 3 and "--file".startswith(key):
+                from_file = True
+            elif not eq and len(key) > 2 and "--line-length".startswith(key):
+                i += 1
+            i += 1
+            continue
+        if v.startswith("-") and len(v) > 1:
+            for j in range(1, len(v)):
+                letter, rest = v[j], v[j + 1 :]
+                if letter == "e":
+                    explicit = True
+                    if rest:
+                        scripts.append(_Word(rest, False, v))
+                    elif nxt is not None:
+                        scripts.append(nxt)
+                        i += 1
+                    break
+                if letter == "f":
+                    from_file = True
+                    break
+                if letter == "l":
+                    if not rest:
+                        i += 1
+                    break
+                if letter in "iI":
+                    break  # -i[SUFFIX]: the rest is the suffix
+            i += 1
+            continue
+        if first_positional is None:
+            first_positional = w
+        i += 1
+    if not explicit and not from_file and first_positional is not None:
+        scripts.append(first_positional)
+    return scripts, from_file
+
+
+def _sed_problem(words: list[_Word]) -> str | None:
+    if any(not w.dynamic and w.value == "--sandbox" for w in words):
+        return None  # GNU sed refuses e, r and w in sandbox mode
+    scripts, from_file = _sed_scripts(words)
+    if from_file:
+        return "`sed -f` runs a script from a file, which is not analysed"
+    for script in scripts:
+        if script.dynamic:
+            return "the sed script is only known at run time"
+        runs, _, parsed = sed_script_effects(script.value)
+        if runs:
+            return "the sed script runs commands (`e`), which are not analysed"
+        if not parsed:
+            return "the sed script holds commands this parser does not know"
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -95,22 +96,89 @@ def _deny_matches(pat: CommandPattern, cmd: SimpleCommand) -> bool:
     for layer in layers:
         if not layer:
             continue
-        n = len(pat.words)
         if _norm_name(layer[0]) != _norm_name(pat.words[0]):
             continue
-        # A word only known at run time may be anything: it matches for deny/ask.
-        ok = True
-        for i in range(1, n):
-            if i >= len(layer):
-                ok = False
-                break
-            if layer[i] != pat.words[i] and not _maybe_dynamic(cmd, layer, i):
-                ok = False
-                break
-        if not ok:
-            continue
-        if pat.prefix or len(layer) == n:
+        if _loose_match(pat, cmd, layer):
             return True
+    return False
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and len(word) > 1
+
+
+def _loose_match(pat: CommandPattern, cmd: SimpleCommand, layer: tuple[str, ...]) -> bool:
+    """Deny and ask matching, erring towards a match.
+
+    The rule's words are found in order, but options of the line between them
+    may be skipped, each with or without a value (``git -C . push`` and ``git -c
+    x=y push`` are ``git push``; ``npm --silent publish`` is ``npm publish``), and
+    the rule's own options may come anywhere after the program, abbreviated too
+    (``git push origin --forc`` is ``git push --force``). A word only known at run
+    time may be anything. An exact rule (no ``:*``) matches when whatever is left
+    over is options.
+    """
+    wanted = [w for w in pat.words[1:] if not _is_option(w)]
+    options = [w for w in pat.words[1:] if _is_option(w)]
+    n = len(layer)
+
+    def dyn(i: int) -> bool:
+        return _maybe_dynamic(cmd, layer, i)
+
+    letters = {c for w in layer[1:] if _is_option(w) and not w.startswith("--") for c in w[1:]}
+    any_dynamic = any(dyn(i) for i in range(1, n))
+    for opt in options:
+        if any_dynamic:
+            continue
+        if not opt.startswith("--") and opt[1:].isalnum():
+            if not set(opt[1:]) <= letters:  # `-rf` is also `-fr`, `-r -f`
+                return False
+        elif not any(_option_matches(layer[i], opt) for i in range(1, n)):
+            return False
+    # Positions the search may be at: after the program, and after each option skipped.
+    starts = {1}
+    for word in wanted:
+        reachable = _skip_options(layer, starts, dyn)
+        nxt = {i + 1 for i in reachable if i < n and (layer[i] == word or dyn(i))}
+        if not nxt:
+            return False
+        starts = nxt
+    if pat.prefix:
+        return True
+    # Exact: only options (and their values) may follow.
+    return any(
+        all(_is_option(layer[j]) or dyn(j) or _is_value(layer, j) for j in range(i, n))
+        for i in starts
+    )
+
+
+def _skip_options(layer: tuple[str, ...], starts: set[int], dyn: Callable[[int], bool]) -> set[int]:
+    """Every position reachable from ``starts`` by skipping options (each one alone,
+    or with the word after it as its value)."""
+    seen = set(starts)
+    todo = list(starts)
+    while todo:
+        i = todo.pop()
+        if i < len(layer) and (_is_option(layer[i]) or dyn(i)):
+            for j in (i + 1, i + 2):
+                if j <= len(layer) and j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+    return seen
+
+
+def _is_value(layer: tuple[str, ...], j: int) -> bool:
+    return j > 1 and _is_option(layer[j - 1]) and "=" not in layer[j - 1]
+
+
+def _option_matches(word: str, option: str) -> bool:
+    """Whether the line's ``word`` is the rule's long ``option`` (also ``--force=x``,
+    and a GNU abbreviation ``--forc``), or another option spelt the same."""
+    if word == option:
+        return True
+    if option.startswith("--"):
+        key = word.split("=", 1)[0]
+        return key.startswith("--") and len(key) > 2 and option.split("=", 1)[0].startswith(key)
     return False
 
 

@@ -235,6 +235,31 @@ async def test_pre_hook_can_stop_update_input_and_decide(tmp_path: Path) -> None
     assert out.status == "error" and "`text`" in out.text()
 
 
+async def test_hook_input_goes_through_validate_input_and_is_shown(tmp_path: Path) -> None:
+    """Gap D of the issue-3 audit: a hook's updatedInput skipped validate_input, and the
+    progress title kept showing the original input."""
+    rec = Recorder()
+    engine, _ = _engine(tmp_path, rec)
+    engine.hooks = RecHooks(
+        rec.log,
+        PreToolUseResult(
+            updated_input={"text": "x", "fail_validation": True},
+            decision=PermissionResult.allow(reason="hook allowed it"),
+        ),
+    )
+    out = await engine.run_tool("Rec", {"text": "fine"})
+    assert (out.status, out.text()) == ("error", "text must not be refused")
+    assert "call" not in rec.log
+    assert rec.log.count("validate_input") == 2
+
+    rec.log.clear()
+    engine.hooks = RecHooks(rec.log, PreToolUseResult(updated_input={"text": "rewritten"}))
+    updates = await _collect(engine, ToolUse("t3", "Rec", {"text": "original"}))
+    assert updates[-1].status == "success"
+    notes = [u.progress.message for u in updates if isinstance(u, ProgressUpdate)]
+    assert any("changed the input" in n for n in notes), notes
+
+
 async def test_permission_asks_through_the_bridge(tmp_path: Path) -> None:
     rec = Recorder(read_only=False)
     engine, bridge = _engine(tmp_path, rec, answers=["reject", "allow_once"])

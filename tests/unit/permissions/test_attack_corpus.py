@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,45 @@ class Case:
     mode: str = "default"
     # Text that must not reach the model (a read that must not happen).
     secret: str | None = None
+    ask: tuple[str, ...] = ()
+    # Files the attacker planted before (written into the world before the snapshot).
+    setup: Callable[[World], None] | None = None
+
+
+def plant_bare_repo(world: World) -> None:
+    """A bare-repository layout written under `Edit(src/**)` (audit bypass 4): its config
+    makes any git command run there execute a program of its choosing."""
+    q = world.ws / "src" / "q"
+    for d in ("objects", "refs/heads"):
+        (q / d).mkdir(parents=True)
+    (q / "HEAD").write_text("ref: refs/heads/main\n")
+    (q / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
+        f"\tfsmonitor = touch {world.ws}/PWNED; false\n"
+    )
+
+
+def plant_gitfile_repo(world: World) -> None:
+    """A `.git` *file* is protected, but one that came with the repository can point
+    at a folder the model may write: git then reads that folder's config."""
+    plant_bare_repo(world)
+    (world.ws / "src" / "w").mkdir()
+    (world.ws / "src" / "w" / ".git").write_text("gitdir: ../q\n")
+
+
+def plant_repo_in_worktrees(world: World) -> None:
+    """Sub-agents' worktrees live in .git/codev-worktrees/: a repository layout there is
+    not the workspace's own .git, whatever folder it sits in."""
+    q = world.ws / ".git" / "codev-worktrees" / "x"
+    for d in ("objects", "refs/heads"):
+        (q / d).mkdir(parents=True)
+    (q / "HEAD").write_text("ref: refs/heads/main\n")
+    (q / "config").write_text(f"[core]\n\tfsmonitor = touch {world.ws}/PWNED; false\n")
+
+
+def plant_escaping_link(world: World) -> None:
+    """A file link out of the workspace, as a cloned repository can ship one."""
+    os.symlink(world.outside / "target.txt", world.ws / "src" / "notes.txt")
 
 
 E = ("Bash(echo:*)", "Edit(src/**)")
@@ -369,19 +409,254 @@ CASES = [
         input={"file_path": "{ws}/src/link/target.txt"},
         secret="outside",
     ),
+    # ---- audit bypass 1: GNU long options are taken in any unambiguous abbreviation
+    Case(
+        "abbrev-sort-compress-program",
+        "printf 'touch PWNED\\n%.0s' $(seq 500) | sort -S 16K --compress-prog=sh",
+    ),
+    Case("abbrev-sort-output", "sort --outp=PWNED src/app.py"),
+    Case("sort-output-after-dashdash", "sort -T -- -o PWNED src/app.py"),
+    Case("abbrev-iconv-output", "iconv --outp=PWNED -f utf8 -t utf8 src/app.py"),
+    Case("abbrev-file-compile", "file --comp src/app.py"),
+    Case(
+        "abbrev-git-grep-open-files",
+        "git grep --no-index --open-files='touch PWNED; true' print",
+    ),
+    Case("abbrev-date-set", "date --se='2001-01-01 00:00'"),
+    Case("hostname-from-file", "hostname -F victim.txt"),
+    # ---- audit bypass 2: escaped backticks inside backticks are a command of their own
+    Case("nested-backticks", "echo `echo \\`touch PWNED\\``"),
+    Case("nested-backticks-in-quotes", 'echo "`echo \\"$(touch PWNED)\\"`"'),
+    Case("nested-backticks-dollar", "echo `echo \\$(touch PWNED)`"),
+    # ---- audit bypass 3: `git config` with a key and a value sets it
+    Case("git-config-set-with-list-word", "git config core.fsmonitor 'touch PWNED' list"),
+    Case("git-config-set-with-get-word", "git config --add core.pager 'touch PWNED' --get x"),
+    # ---- audit bypass 4: a repository planted where Edit(src/**) may write
+    Case("planted-bare-repo", "cd src/q && git status", setup=plant_bare_repo),
+    Case(
+        "planted-bare-repo-allowed-git",
+        "cd src/q && git status",
+        allow=(*E, "Bash(git status:*)"),
+        setup=plant_bare_repo,
+    ),
+    Case("planted-gitfile-repo", "cd src/w && git log -1", setup=plant_gitfile_repo),
+    Case(
+        "planted-repo-in-worktrees-dir",
+        "cd .git/codev-worktrees/x && git status",
+        setup=plant_repo_in_worktrees,
+    ),
+    Case(
+        "write-into-fake-worktree",
+        tool="Write",
+        mode="acceptEdits",
+        input={"file_path": "{ws}/.git/codev-worktrees/x/hooks/pre-commit", "content": "x"},
+        setup=plant_repo_in_worktrees,
+    ),
+    # ---- audit bypass 5: auto mode never reads outside the workspace unasked
+    *(
+        Case(f"auto-{name}", command, mode="auto", secret="outside")
+        for name, command in (
+            ("head-outside", "head -2 {outside}/target.txt"),
+            ("grep-r-outside", "grep -r outside {outside}"),
+            ("cd-outside", "cd {outside} && cat target.txt"),
+            ("cd-root-relative", "cd / && cat {outside_rel}/target.txt"),
+            ("home-variable", "cat $HOME/.bashrc"),
+            ("follow-link", "grep -R outside src"),
+        )
+    ),
+    # ---- audit bypass 6: files named in options are reads too
+    Case("date-file-outside", "date -f {outside}/target.txt", secret="outside"),
+    Case("attached-option-outside", "file -f{outside}/target.txt", secret="outside"),
+    Case("grep-pattern-file-outside", "grep -rf{outside}/target.txt src", secret="outside"),
+    Case("file-name-list", "echo {outside}/target.txt > src/list; file -f src/list"),
+    # Links out of the workspace that a search follows, or a listing hands to a reader.
+    Case("grep-dereference-link", "grep -R outside src", secret="outside"),
+    Case("rg-follow-link", "rg -L outside src", secret="outside"),
+    Case(
+        "listing-link-to-xargs",
+        "find src -name 'notes*' | xargs cat",
+        secret="outside",
+        setup=plant_escaping_link,
+    ),
+    Case(
+        "git-ls-files-link-to-xargs",
+        "git ls-files | xargs cat",
+        secret="outside",
+        setup=plant_escaping_link,
+    ),
+    # ---- audit bypass 7: an allow rule for a writer does not reach protected or outside paths
+    *(
+        Case(f"writer-{name}", command, allow=(*E, rule), mode=mode)
+        for name, command, rule, mode in (
+            ("cp-git-hook", "cp evil.sh .git/hooks/pre-commit", "Bash(cp:*)", "default"),
+            ("cp-bashrc", "cp evil.sh ~/.bashrc", "Bash(cp:*)", "default"),
+            ("cp-home-var", "cp evil.sh $HOME/.bashrc", "Bash(cp:*)", "default"),
+            ("cp-vscode", "cp evil.sh .vscode/tasks.json", "Bash(cp:*)", "acceptEdits"),
+            ("cp-mcp-json", "cp evil.sh .mcp.json", "Bash(cp:*)", "default"),
+            ("cp-into-dir", "cp evil.sh .codev", "Bash(cp:*)", "default"),
+            ("cp-recursive-root", "cp -r src/. .", "Bash(cp:*)", "default"),
+            ("mv-git-hook", "mv evil.sh .git/hooks/pre-commit", "Bash(mv:*)", "default"),
+            ("mv-away-protected", "mv .codev codev-old", "Bash(mv:*)", "default"),
+            ("dd-of", "dd if=evil.sh of=.git/hooks/pre-commit", "Bash(dd:*)", "default"),
+            ("sed-in-place", "sed -i 's/x/y/' .codev/settings.json", "Bash(sed:*)", "default"),
+            ("sed-w-command", "sed -n 'w .git/hooks/pre-commit' evil.sh", "Bash(sed:*)", "default"),
+            ("install", "install evil.sh .git/hooks/pre-commit", "Bash(install:*)", "default"),
+            (
+                "ln-into-hooks",
+                "ln -sf ../../evil.sh .git/hooks/pre-commit",
+                "Bash(ln:*)",
+                "default",
+            ),
+            ("touch-protected", "touch .codev/settings.local.json", "Bash(touch:*)", "default"),
+            ("truncate", "truncate -s0 .codev/settings.json", "Bash(truncate:*)", "default"),
+            ("sort-o", "sort -o .git/hooks/pre-commit evil.sh", "Bash(sort:*)", "default"),
+            ("tar-into-hooks", "tar -C .git/hooks -xf x.tar", "Bash(tar:*)", "default"),
+            ("tar-into-root", "tar -xf x.tar", "Bash(tar:*)", "default"),
+            ("curl-output-rc", "curl -so ~/.bashrc file://{ws}/evil.sh", "Bash(curl:*)", "default"),
+            ("curl-remote-name", "curl -sO file://{ws}/sub/.mcp.json", "Bash(curl:*)", "default"),
+            ("cp-outside", "cp evil.sh {outside}/PWNED", "Bash(cp:*)", "default"),
+            ("cp-secret-in", "cp {outside}/target.txt src/copy.txt", "Bash(cp:*)", "default"),
+            ("generic-output-option", "gcc -o .git/hooks/pre-commit x.c", "Bash(gcc:*)", "default"),
+            ("chmod-hook", "chmod +x .git/hooks/pre-commit", "Bash(chmod:*)", "default"),
+            (
+                "git-checkout-protected",
+                "git checkout .codev/settings.json",
+                "Bash(git:*)",
+                "default",
+            ),
+            ("bare-bash-rule", "cp evil.sh .git/hooks/pre-commit", "Bash", "default"),
+            ("reader-rule-outside", "cat {outside}/target.txt", "Bash(cat:*)", "default"),
+            ("grep-rule-outside", "grep -r outside {outside}", "Bash(grep:*)", "default"),
+        )
+    ),
+    # ---- audit bypass 8: deny and ask rules see through global options
+    *(
+        Case(f"global-{name}", command, allow=(rule,), deny=deny, ask=ask, mode=mode)
+        for name, command, rule, deny, ask, mode in (
+            (
+                "deny-git-C",
+                "git -C . reset --hard HEAD~1",
+                "Bash(git:*)",
+                ("Bash(git reset --hard:*)",),
+                (),
+                "default",
+            ),
+            (
+                "deny-bypass-git-C-push",
+                "git -C . push",
+                "Bash",
+                ("Bash(git push:*)",),
+                (),
+                "bypassPermissions",
+            ),
+            (
+                "ask-git-no-pager",
+                "git --no-pager push",
+                "Bash(git:*)",
+                (),
+                ("Bash(git push:*)",),
+                "default",
+            ),
+            ("ask-git-c", "git -c x.y=z push", "Bash(git:*)", (), ("Bash(git push:*)",), "default"),
+            ("ask-git-P", "git -P push", "Bash(git:*)", (), ("Bash(git push:*)",), "default"),
+            (
+                "ask-npm-silent",
+                "npm --silent publish",
+                "Bash(npm:*)",
+                (),
+                ("Bash(npm publish:*)",),
+                "default",
+            ),
+            (
+                "deny-option-anywhere",
+                "git push origin --force",
+                "Bash",
+                ("Bash(git push --force:*)",),
+                (),
+                "bypassPermissions",
+            ),
+            (
+                "deny-option-abbreviated",
+                "git push origin --forc",
+                "Bash",
+                ("Bash(git push --force:*)",),
+                (),
+                "bypassPermissions",
+            ),
+            (
+                "deny-short-cluster",
+                "rm -fr victim.txt",
+                "Bash",
+                ("Bash(rm -rf:*)",),
+                (),
+                "bypassPermissions",
+            ),
+        )
+    ),
+    # ---- deny rules see commands that other programs run
+    *(
+        Case(
+            f"deny-runs-{name}",
+            command,
+            allow=("Bash",),
+            deny=("Bash(rm:*)",),
+            mode="bypassPermissions",
+        )
+        for name, command in (
+            ("unshare", "unshare -r rm victim.txt"),
+            ("chroot", "chroot / rm victim.txt"),
+            ("strace", "strace -o /dev/null rm victim.txt"),
+            ("script", "script -qc 'rm victim.txt' /dev/null"),
+            ("su", "su -c 'rm victim.txt'"),
+            ("parallel", "parallel rm ::: victim.txt"),
+            ("npx", "npx -y rm victim.txt"),
+            ("uv-run", "uv run rm victim.txt"),
+            ("tar-to-command", "tar --to-command='rm victim.txt' -xf x.tar"),
+            (
+                "tar-checkpoint",
+                "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm victim.txt' src",
+            ),
+            ("sort-compress", "sort --compress-program=rm victim.txt"),
+            ("rsync-e", "rsync -e 'rm victim.txt' a b:"),
+            ("ssh-proxy", "ssh -o ProxyCommand='rm victim.txt' host"),
+            ("awk-system", "awk 'BEGIN{system(\"rm victim.txt\")}'"),
+            ("awk-pipe", 'awk \'BEGIN{print "victim.txt" | "xargs rm"}\''),
+            ("sed-e-command", "sed -n '1e rm victim.txt' src/app.py"),
+            ("sed-e-flag", "echo victim.txt | sed 's/^/rm /e'"),
+            ("source", "source ./evil.sh"),
+            ("coproc", "coproc rm victim.txt"),
+            ("git-alias", "git -c alias.x='!rm victim.txt' x"),
+            ("git-pager", "git -c core.pager='rm victim.txt' -p log"),
+            ("ssh-command-env", "GIT_SSH_COMMAND='rm victim.txt' git fetch origin"),
+            ("fish", "fish -c 'rm victim.txt'"),
+        )
+    ),
+    # ---- gap E: what prints the server's environment (API keys) asks
+    Case("printenv-all", "printenv"),
+    Case("echo-secret-variable", "echo $OPENAI_API_KEY", allow=("Edit(src/**)",)),
+    Case("export-p", "export -p"),
+    Case("jq-env", "jq -n env"),
 ]
 
 
 def fill(value: Any, world: World) -> Any:
     if isinstance(value, str):
-        return value.replace("{ws}", str(world.ws)).replace("{outside}", str(world.outside))
+        return (
+            value.replace("{ws}", str(world.ws))
+            .replace("{outside_rel}", str(world.outside).lstrip("/"))
+            .replace("{outside}", str(world.outside))
+        )
     if isinstance(value, dict):
         return {k: fill(v, world) for k, v in value.items()}
     return value
 
 
 def make(world: World, case: Case, tmp_path: Path) -> tuple[Engine, ScriptedBridge]:
-    settings = {"permissions": {"allow": list(case.allow), "deny": list(case.deny)}}
+    settings = {
+        "permissions": {"allow": list(case.allow), "deny": list(case.deny), "ask": list(case.ask)}
+    }
+    if case.setup is not None:
+        case.setup(world)
     (world.ws / ".codev" / "settings.json").write_text(json.dumps(settings))
     bridge = ScriptedBridge(default_answer="reject")
     engine = Engine(
@@ -434,6 +709,8 @@ CONTROLS = [
     Case("grep-r-src", "grep -rn print src", deny=("Read(foo.txt)",)),
     Case("rg-src", "rg print src", deny=("Read(foo.txt)",)),
     Case("find-xargs-wc", "find src -name '*.py' | xargs wc -l", deny=("Read(foo.txt)",)),
+    # A link out of the workspace that the listing cannot print does not stop it.
+    Case("find-type-f-xargs", "find . -type f -name '*.py' | xargs wc -l"),
     Case("printf-v-name", 'printf -v now %s x; echo "$now"'),
     Case("read-loop", 'while IFS= read -r line; do echo "$line"; done < src/app.py'),
     Case("arith-literal", "echo $((6 * 7)) ${HOME:1:2}"),

@@ -427,9 +427,24 @@ async def test_matrix(
     [
         ("Bash", {"command": "npm run test -- --watch"}, "Bash(npm run test:*)"),
         ("Bash", {"command": "git push origin main"}, "Bash(git push:*)"),
-        ("Bash", {"command": "make -j4"}, "Bash(make:*)"),
+        ("Bash", {"command": "make -j4"}, "Bash(make -j4)"),
+        ("Bash", {"command": "make test"}, "Bash(make test:*)"),
+        # Global options stay (the rule must match the use), never `git:*` (gap A).
+        ("Bash", {"command": "git -C . push"}, "Bash(git -C . push:*)"),
+        ("Bash", {"command": "git --frob push"}, "Bash(git --frob push)"),
+        (
+            "Bash",
+            {"command": "kubectl --context prod get pods"},
+            "Bash(kubectl --context prod get:*)",
+        ),
+        # A destructive command is only ever offered as itself.
+        (
+            "Bash",
+            {"command": "kubectl --context prod delete pod x"},
+            "Bash(kubectl --context prod delete pod x)",
+        ),
         ("Bash", {"command": "python scripts/gen.py --x"}, "Bash(python scripts/gen.py:*)"),
-        ("Bash", {"command": "ls && rm -rf build"}, "Bash(rm:*)"),
+        ("Bash", {"command": "ls && rm -rf build"}, "Bash(rm -rf build)"),
         ("Write", {"file_path": "{ws}/src/deep/b.txt", "content": "x"}, "Edit(src/deep/**)"),
         ("Write", {"file_path": "{ws}/top.txt", "content": "x"}, "Edit(/top.txt)"),
         ("Read", {"file_path": "{out}/secret.txt"}, "Read(/{out}/**)"),

@@ -239,3 +239,45 @@ def test_bypass_mode_only_from_user_settings(workspace: Path, _isolated_config: 
     assert messages and messages[0][0] == "warning" and "bypassPermissions" in messages[0][1]
     write_settings(_isolated_config / "settings.json", {"defaultMode": "bypassPermissions"})
     assert SettingsManager(workspace).settings.default_mode == "bypassPermissions"
+
+
+def test_misspelt_keys_are_reported_with_the_key_meant(workspace: Path) -> None:
+    """Gap C: a misspelt key used to be ignored in silence — a rule that did not apply."""
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text(
+        json.dumps(
+            {
+                "permisions": {"deny": ["Bash(rm:*)"]},
+                "permissions": {"defaultmode": "plan", "allow": ["Read"]},
+                "hooks": {
+                    "preToolUse": [],
+                    "PostToolUse": [{"matcher": "*", "hooks": [{"command": "x", "timeot": 5}]}],
+                },
+                "sandbox": {"allownetwork": True},
+            }
+        )
+    )
+    seen: list[tuple[str, str]] = []
+    m = SettingsManager(workspace, report=lambda level, msg: seen.append((level, msg)))
+    m.attach(m_context(), set_mode=False)
+    texts = [msg for level, msg in seen if level == "warning"]
+    for wrong, meant in (
+        ("`permisions`", "`permissions`"),
+        ("`permissions.defaultmode`", "`permissions.defaultMode`"),
+        ("`hooks.preToolUse`", "`hooks.PreToolUse`"),
+        ("`timeot`", "`timeout`"),
+        ("`sandbox.allownetwork`", "`sandbox.allowNetwork`"),
+    ):
+        assert any(wrong in t and f"did you mean {meant}" in t for t in texts), (wrong, texts)
+    # The file is not thrown away: what is spelt right still applies.
+    assert rules(m, "allow") == ["Read"]
+    # Each warning is given once, not again on every refresh.
+    count = len(seen)
+    m.refresh()
+    assert len(seen) == count
+
+
+def m_context():  # type: ignore[no-untyped-def]
+    from codev_ls.permissions.rules import PermissionContext
+
+    return PermissionContext()

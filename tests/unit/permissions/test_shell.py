@@ -363,3 +363,252 @@ def test_wildcards_inside_a_rule() -> None:
     assert matches("grep * /etc/*", "grep root src/x", "deny") == [False]
     assert matches("echo [x]*", "echo '[x]' y") == [True]  # only `*` is special
     assert matches("echo [x]*", "echo x y") == [False]
+
+
+# --------------------------------------------------------------------------- audit of issue 3
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # GNU getopt_long and git's parse-options take any unambiguous prefix (bypass 1).
+        "sort --compress-prog=sh x",
+        "sort --outp=out x",
+        "sort --o out x",
+        "sort -T -- -o out x",  # `--` is -T's value: -o still writes
+        "iconv --outp=out -f utf8 -t utf8 x",
+        "file --comp x",
+        "file -C -m x",
+        "file $OPT x",
+        "git grep --open-files='true' x",
+        "git log --outp=x",
+        "git diff --ext-d",
+        "git show --textc HEAD",
+        "git cat-file --filt HEAD:x",
+        "date --se=x",
+        "date -us now",
+        "rg --pr=cat x",
+        "tree --output x",
+        # `git config` with a key and a value sets it, whatever else it names (bypass 3).
+        "git config core.fsmonitor 'touch x' list",
+        "git config core.pager cat --show-origin",
+        "git config --add x.y z --get x.y",
+        "git config --get a b c",
+        "git config --edit --list",
+        "git config --unset x.y",
+        "git help log",
+        # What prints the environment (gap E).
+        "printenv",
+        "printenv OPENAI_API_KEY",
+        "echo $GITHUB_TOKEN",
+        'echo "${AWS_SECRET_ACCESS_KEY:0:4}"',
+        "export -p",
+        "declare -p",
+        "export",
+        "jq -n env",
+        "jq -n '$ENV.HOME'",
+        "jq -f prog.jq x",
+        "hostname newname",
+        "hostname -F file",
+        "hostname -b x",
+    ],
+)
+def test_dangerous_options_in_any_spelling_are_not_read_only(command: str) -> None:
+    assert not is_read_only_command(command), read_only_problem(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config --get user.name",
+        "git config --get-all remote.origin.url",
+        "git config --list --show-origin",
+        "git config -l",
+        "git config get user.email",
+        "git config list",
+        "git config --global --get core.editor",
+        "git diff --text",  # an option of its own, not an abbreviation of --textconv
+        "git help -a",
+        "date -Iseconds",
+        "date +%s",
+        "date -d yesterday +%F",
+        "printenv PATH HOME",
+        "declare -f",
+        "hostname -s",
+        "jq .env package.json",
+        "sort -k2 -t, x",
+        "echo $HOME",
+    ],
+)
+def test_harmless_spellings_stay_read_only(command: str) -> None:
+    assert is_read_only_command(command), read_only_problem(command)
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("echo `echo \\`touch x\\``", ("touch", "x")),
+        ('echo "`echo \\"$(touch x)\\"`"', ("touch", "x")),
+        ("echo `echo \\`echo \\\\\\`touch x\\\\\\`\\``", ("touch", "x")),
+    ],
+)
+def test_nested_backticks_are_parsed_as_bash_does(command: str, inner: tuple) -> None:
+    # Bash undoes \` \\ \$ inside backticks and parses the rest again (bypass 2).
+    assert inner in argvs(command)
+    assert not is_read_only_command(command)
+
+
+def test_single_quotes_inside_backticks_stay_data() -> None:
+    assert ("touch", "z") not in argvs("echo `echo '\\`touch z\\`'`")
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("tar --to-command='rm x' -xf a.tar", ("rm", "x")),
+        ("tar -cf - --checkpoint-action=exec='rm x' .", ("rm", "x")),
+        ("sort --compress-prog=gzip x", ("gzip",)),
+        ("rsync -e 'ssh -i k' a b:", ("ssh", "-i", "k")),
+        ("ssh -o ProxyCommand='nc %h %p' host", ("nc", "%h", "%p")),
+        ("npx prettier --write .", ("prettier", "--write", ".")),
+        ("uv run pytest -q", ("pytest", "-q")),
+    ],
+)
+def test_programs_named_in_options_are_commands_of_their_own(command: str, inner: tuple) -> None:
+    assert inner in argvs(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "awk 'BEGIN{system(\"rm x\")}'",
+        "awk '{print | \"sh\"}' f",
+        "gawk -e '@load \"x\"'",
+        "awk -f prog.awk f",
+        "sed 'e rm x' f",
+        "sed 's/a/b/e' f",
+        "sed -ne 's/a/b/e' f",
+        "sed -f script.sed f",
+        "source ./x.sh",
+        ". ./x.sh",
+        "echo rm x | at now",
+    ],
+)
+def test_script_languages_running_commands_are_not_understood(command: str) -> None:
+    assert not parse_command(command).fully_understood
+
+
+@pytest.mark.parametrize("command", ["awk '{print $1}' f", "sed -n 's/a/b/gp' f", "sed '2d;$p' f"])
+def test_plain_scripts_are_understood(command: str) -> None:
+    assert parse_command(command).fully_understood
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "unshare -r rm x",
+        "chroot / rm x",
+        "strace -f -o log rm x",
+        "su -c 'rm x'",
+        "script -qc 'rm x' /dev/null",
+        "tmux new -d 'rm x'",
+        "parallel rm ::: x",
+        "npx -y rm x",
+    ],
+)
+def test_commands_an_opaque_runner_may_run_are_shadows_for_deny_rules(command: str) -> None:
+    parsed = parse_command(command)
+    assert any(match_rule("rm:*", c, "deny") for c in parsed.shadows)
+    # Shadows are guesses: they never take part in allowing.
+    assert not any(match_rule("rm:*", c, "allow") for c in parsed.commands)
+
+
+@pytest.mark.parametrize(
+    ("spec", "command", "matches"),
+    [
+        ("git reset --hard:*", "git -C . reset --hard HEAD~1", True),
+        ("git push:*", "git --no-pager push", True),
+        ("git push:*", "git -c x=y push", True),
+        ("git push:*", "git -P push origin", True),
+        ("npm publish:*", "npm --silent publish", True),
+        ("kubectl delete:*", "kubectl --context prod delete pod x", True),
+        ("git push --force:*", "git push origin main --force", True),
+        ("git push --force:*", "git push --forc", True),
+        ("rm -rf:*", "rm -fr x", True),
+        ("rm -rf:*", "rm -r -f x", True),
+        ("git push", "git -C x push --dry-run", True),
+        ("git push:*", "git log --grep push", False),
+        ("git push:*", "git commit -m push", False),
+        ("git push --force:*", "git push --force-with-lease", False),
+        ("rm -rf:*", "rm -r x", False),
+    ],
+)
+def test_deny_rules_see_through_global_options(spec: str, command: str, matches: bool) -> None:
+    (cmd,) = parse_command(command).commands
+    assert match_rule(spec, cmd, "deny") is matches
+
+
+def test_allow_rules_stay_strict_about_global_options() -> None:
+    commands = parse_command("git -c core.pager=evil status").commands
+    (git,) = [c for c in commands if c.argv[0] == "git"]
+    assert not match_rule("git status:*", git, "allow")
+    assert ("evil",) in [c.argv for c in commands]  # the pager git would run is a command
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("git -c alias.x='!rm v' x", ("rm", "v")),
+        ("git -c core.sshCommand='ssh -i k' fetch", ("ssh", "-i", "k")),
+        ("GIT_SSH_COMMAND='rm v' git fetch", ("rm", "v")),
+        ("PAGER='rm v' man ls", ("rm", "v")),
+    ],
+)
+def test_commands_in_git_config_and_env_values_are_commands(command: str, inner: tuple) -> None:
+    assert inner in argvs(command)
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        ("cp a b .git/hooks/", {".git/hooks/", ".git/hooks/a", ".git/hooks/b"}),
+        ("cp -t dest a", {"dest", "dest/a"}),
+        ("mv a b", {"a", "b", "b/a"}),
+        ("dd if=x of=y", {"y"}),
+        ("sed -i.bak -e 's/x/y/' f g", {"f", "g"}),
+        ("sed -n 'w out' f", {"out"}),
+        ("touch a b", {"a", "b"}),
+        ("chmod +x hook", {"hook"}),
+        ("curl -o out https://h/x", {"out"}),
+        ("curl -O https://h/dir/.mcp.json", {".mcp.json"}),
+        ("wget https://h/a/run.sh", {"./run.sh"}),
+        ("sort -o out in", {"out"}),
+        ("tar czf out.tgz src", {"out.tgz"}),
+        ("gunzip .mcp.json.gz", {".mcp.json.gz", ".mcp.json"}),
+        ("gcc -o prog x.c", {"prog"}),
+        ("git clone https://h/r.git", {"r"}),
+    ],
+)
+def test_files_written_by_arguments(command: str, written: set) -> None:
+    from codev_ls.permissions.shell import write_targets
+
+    (cmd,) = parse_command(command).commands
+    assert {t.word for t in write_targets(cmd) if not t.into and not t.unknown} == written
+
+
+@pytest.mark.parametrize(
+    ("command", "folder"),
+    [("tar -C x -xf a.tar", "x"), ("tar xf a.tar", "."), ("unzip a.zip -d out", "out")],
+)
+def test_archive_extraction_fills_a_folder(command: str, folder: str) -> None:
+    from codev_ls.permissions.shell import write_targets
+
+    (cmd,) = parse_command(command).commands
+    assert [t.word for t in write_targets(cmd) if t.into] == [folder]
+
+
+def test_a_server_chosen_name_is_unknown() -> None:
+    from codev_ls.permissions.shell import write_targets
+
+    (cmd,) = parse_command("curl -OJ https://h/x").commands
+    assert any(t.unknown for t in write_targets(cmd))

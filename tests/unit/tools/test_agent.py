@@ -395,3 +395,35 @@ async def test_in_plan_mode_agents_research_in_plan_mode(
     assert outcome["status"] == "success" and "main.py" in outcome["content"]
     assert "# Plan mode" in fake.system(sub_requests(fake)[0])
     assert not rig.bridge.requests
+
+
+async def test_worktree_agent_edits_run_in_accept_edits_mode_without_asking(
+    fake_anthropic: FakeModel, make_rig: Any, repo: Path
+) -> None:
+    """Gap F of the issue-3 audit: the worktree lies under .git/, so every file in it
+    counted as protected and each edit of the sub-agent asked, even in acceptEdits."""
+    fake = fake_anthropic
+    # One answer: the Agent tool itself. Any question after it is rejected.
+    rig = make_rig(fake, bridge=ScriptedBridge(answers=["allow_once"], default_answer="reject"))
+    rig.engine.set_mode("acceptEdits")
+    fake.route_subagents(
+        fake.reply(("Bash", {"command": "echo added > new.txt"})),
+        fake.reply("Added new.txt."),
+    )
+    fake.push(
+        fake.reply(
+            ("Agent", {"description": "Add", "prompt": "add new.txt", "isolation": "worktree"})
+        ),
+        fake.reply("Done."),
+    )
+    await rig.chat("make changes in isolation")
+    assert len(rig.bridge.requests) == 1, [r.message for r in rig.bridge.requests]
+    trees = list((repo / ".git" / "codev-worktrees").glob("agent-*"))
+    assert len(trees) == 1 and (trees[0] / "new.txt").read_text() == "added\n"
+    # The worktree's own .git file stays protected, and so does the repository's .git.
+    from codev_ls.permissions.paths import protected_reason
+
+    assert protected_reason(trees[0] / "new.txt") is None
+    assert protected_reason(trees[0] / ".git") is not None
+    assert protected_reason(repo / ".git" / "codev-worktrees" / "planted" / "x") is not None
+    assert protected_reason(repo / ".git" / "config") is not None

