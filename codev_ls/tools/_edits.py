@@ -45,9 +45,22 @@ async def apply_change(
     new_text: str,
     encoding: str,
     diff: str,
+    old_encoding: str | None = None,
 ) -> AppliedChange:
-    """Send the change to the editor; record it; raise :class:`ToolRejected` if refused."""
+    """Send the change to the editor; record it; raise :class:`ToolRejected` if refused.
+
+    The bytes to write are checked before anything is sent: an editor must never
+    show a change the disk cannot take. A failure that is not the user's refusal
+    is a :class:`ToolError` saying what state the disk and the buffer are in.
+    """
     rel = display_path(path, ctx.root)
+    try:
+        new_text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"The {tool_name} of {rel} was not made: the new text cannot be written in "
+            f"{encoding} ({exc.reason} at character {exc.start}). Nothing was changed."
+        ) from exc
     edit = FileEdit(
         path=path,
         old_text=old_text,
@@ -57,11 +70,23 @@ async def apply_change(
         needs_confirmation=ctx.edit_preview_approval,
         diff=diff,
         encoding=encoding,
+        old_encoding=old_encoding if old_encoding != encoding else None,
     )
     try:
         result = await ctx.bridge.apply_edit(edit)
     except OSError as exc:
-        raise ToolError(f"Could not write {path}: {exc.strerror or exc}.") from exc
+        raise ToolError(
+            f"Could not write {path}: {exc.strerror or exc}. The file was not changed."
+        ) from exc
+    except ValueError as exc:  # e.g. UnicodeEncodeError from a bridge's own writer
+        raise ToolError(
+            f"Could not write {path}: {type(exc).__name__}: {exc}. The file was not changed."
+        ) from exc
+    if result.error and not result.applied:
+        raise ToolError(
+            f"The {tool_name} of {rel} failed: {result.error}. Nothing was changed: the file "
+            "on disk and any editor buffer of it are as they were."
+        )
     if not result.applied:
         reason = result.reason or "the user rejected the change in the editor"
         raise ToolRejected(f"The {tool_name} of {rel} was not applied: {reason}.")
@@ -83,6 +108,13 @@ async def apply_change(
     )
     # What the model knows now is the final text: it may edit again without a Read.
     record_read(ctx.session, path, text=final, buffer=ctx.bridge.read_buffer(path))
+    if result.error:
+        # In the editor's buffer, not on disk: an error, never "not applied".
+        raise ToolError(
+            f"The {tool_name} of {rel} is in the editor's buffer but could not be saved to "
+            f"disk: {result.error}. The buffer holds the change, unsaved; the file on disk "
+            "still has its previous content. Ask the user to save or undo it in the editor."
+        )
     return AppliedChange(final, final_diff, partial, note, result)
 
 

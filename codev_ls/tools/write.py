@@ -118,6 +118,7 @@ class WriteTool(Tool):
             old_text=plan.current.text,
             new_text=plan.new_text,
             encoding=plan.encoding,
+            old_encoding=plan.current.encoding,
             diff=plan.diff,
         )
         rel = display_path(path, ctx.root)
