@@ -2,21 +2,30 @@
 
 Each terminal run is a new process, so without this a script could never Read a
 file and then Edit it (Edit needs a Read earlier in the same session). With
-``--session NAME`` the session's id, shell folder and read records are loaded
-before the run and saved after it, atomically.
+``--session NAME`` the session's id, shell folder, read records and change list
+are loaded before the run and saved after it, atomically — so ``codev-ls
+changes --session NAME`` can list the changes and ``codev-ls undo`` undo them.
+
+Read records are keyed by the real path (symlinks resolved), as the live
+session keys them; the change list keeps the last :data:`MAX_CHANGES` changes
+whose before/after texts together fit in :data:`MAX_CHANGE_CHARS` (a change of
+a huge file is left out rather than bloating the file on every run).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from codev_ls.engine.context import FileReadRecord, Session
+from codev_ls.engine.context import FileChange, FileReadRecord, Session
 from codev_ls.engine.files import atomic_write_text
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MAX_CHANGES = 100
+MAX_CHANGE_CHARS = 4_000_000
 
 
 class SessionNameError(ValueError):
@@ -31,8 +40,9 @@ def session_file(config: Path, name: str) -> Path:
     return config / "terminal-sessions" / f"{name}.json"
 
 
-def _record_to_json(rec: FileReadRecord) -> dict[str, Any]:
+def _record_to_json(key: Path, rec: FileReadRecord) -> dict[str, Any]:
     return {
+        "key": str(key),
         "path": str(rec.path),
         "mtime_ns": rec.mtime_ns,
         "size": rec.size,
@@ -47,9 +57,46 @@ def save_session(session: Session, path: Path) -> None:
         "id": session.id,
         "root": str(session.root),
         "cwd": str(session.cwd) if session.cwd else None,
-        "read_state": [_record_to_json(r) for r in session.read_state.values()],
+        "read_state": [_record_to_json(k, r) for k, r in session.read_state.items()],
+        "changes": [_change_to_json(c) for c in _kept_changes(session.changes)],
     }
     atomic_write_text(path, json.dumps(data, indent=1))
+
+
+def _kept_changes(changes: list[FileChange]) -> list[FileChange]:
+    small = [c for c in changes if len(c.before or "") + len(c.after) <= MAX_CHANGE_CHARS]
+    return small[-MAX_CHANGES:]
+
+
+def _change_to_json(change: FileChange) -> dict[str, Any]:
+    return {
+        "path": str(change.path),
+        "before": change.before,
+        "after": change.after,
+        "tool_name": change.tool_name,
+        "tool_use_id": change.tool_use_id,
+        "diff": change.diff,
+    }
+
+
+def _change_from_json(item: Any) -> FileChange | None:
+    if not isinstance(item, dict):
+        return None
+    before, after = item.get("before"), item.get("after")
+    names = (item.get("path"), item.get("tool_name"), item.get("tool_use_id"))
+    if not all(isinstance(n, str) for n in names) or not isinstance(after, str):
+        return None
+    if before is not None and not isinstance(before, str):
+        return None
+    diff = item.get("diff")
+    return FileChange(
+        path=Path(item["path"]),
+        before=before,
+        after=after,
+        tool_name=item["tool_name"],
+        tool_use_id=item["tool_use_id"],
+        diff=diff if isinstance(diff, str) else "",
+    )
 
 
 def load_session(session: Session, path: Path) -> bool:
@@ -78,5 +125,12 @@ def load_session(session: Session, path: Path) -> bool:
             )
         except (KeyError, TypeError, ValueError):
             continue
-        session.read_state[rec.path] = rec
+        # The live session's key: the real path (a Read through a symlink, then a Write
+        # of the symlink, must find the record). Older files have no key: resolve now.
+        key = item.get("key")
+        session.read_state[Path(key if isinstance(key, str) else os.path.realpath(rec.path))] = rec
+    for item in data.get("changes") or []:
+        change = _change_from_json(item)
+        if change is not None:
+            session.changes.append(change)
     return True
