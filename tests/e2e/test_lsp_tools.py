@@ -292,3 +292,25 @@ async def test_task_output_and_task_stop_of_a_background_bash(
     log = Path(started["meta"]["outputPath"])
     assert log.read_text().startswith("first-3")
     assert json.dumps(final)  # a plain JSON outcome
+
+
+# --------------------------------------------------------------------------- retention
+
+
+async def test_the_server_removes_old_session_data_when_it_starts(
+    start_editor: StartEditor, workspace: Path, _isolated_config: Path
+) -> None:
+    now = time.time()
+    base = _isolated_config / "sessions"
+    folders = {}
+    for name, age_days in (("0123456789abcdef", 45), ("fedcba9876543210", 1)):
+        log = base / name / "bash" / "out.log"
+        log.parent.mkdir(parents=True)
+        log.write_bytes(b"x" * 5000)
+        for p in (log, log.parent, log.parent.parent):
+            os.utime(p, (now - age_days * 86400,) * 2)
+        folders[age_days] = log.parent.parent
+    client = await start_editor(VSCODE)
+    await _ok(client, "Glob", {"pattern": "*"})  # the engine is up
+    await _wait_for(lambda: not folders[45].exists(), 20)
+    assert folders[1].exists()
