@@ -162,21 +162,35 @@ def change_meta(path: Path, change: AppliedChange) -> dict[str, object]:
 async def revert_change(ctx: ToolUseContext, change: FileChange) -> EditApplyResult:
     """Undo one recorded change through the editor, if the file still holds its result.
 
-    Refuses (:class:`ToolError`) when the file changed since, so an undo never
-    throws away work done after it. A created file is emptied back to nothing
-    by deleting it when it is not open in the editor.
+    The same path as an edit: the editor applies it to open buffers (one undoable
+    step) and the disk gets it; a buffer with unsaved changes that are not the
+    change's result is never overwritten. Refuses (:class:`ToolError`) when the
+    file changed since, so an undo never throws away work done after it. A
+    created file is removed when it is not open in the editor (emptied when it
+    is). Afterwards the model must read the file again: the undo was not its doing.
     """
     from codev_ls.tools._filestate import load_current
 
     current = load_current(change.path, ctx.bridge.read_buffer(change.path))
-    if current.text is None or normalize_newlines(current.text) != normalize_newlines(change.after):
-        raise ToolError(f"{change.path} changed after the {change.tool_name}; it was not undone.")
     rel = display_path(change.path, ctx.root)
+    if current.text is None or normalize_newlines(current.text) != normalize_newlines(change.after):
+        raise ToolError(
+            f"{rel} changed after the {change.tool_name}, so it was not undone (undo the later "
+            "changes first, or change it by hand)."
+        )
     if change.before is None and current.buffer is None:
-        change.path.unlink()
+        try:
+            change.path.unlink()
+        except OSError as exc:
+            raise ToolError(f"Could not remove {rel}: {exc.strerror or exc}.") from exc
         ctx.session.read_state.pop(state_key(change.path), None)
         return EditApplyResult(applied=True, final_text=None)
     before = change.before or ""
+    encoding = current.encoding
+    try:
+        before.encode(encoding)
+    except UnicodeEncodeError:
+        encoding = "utf-8"
     result = await ctx.bridge.apply_edit(
         FileEdit(
             path=change.path,
@@ -185,9 +199,10 @@ async def revert_change(ctx: ToolUseContext, change: FileChange) -> EditApplyRes
             label=f"Codev: undo {change.tool_name} {rel}",
             tool_name=change.tool_name,
             diff=unified_diff(current.text, before, rel),
-            encoding=current.encoding,
+            encoding=encoding,
+            old_encoding=current.encoding if encoding != current.encoding else None,
         )
     )
     if result.applied:
-        record_read(ctx.session, change.path, text=result.final_text or before)
+        ctx.session.read_state.pop(state_key(change.path), None)
     return result

@@ -314,3 +314,59 @@ async def test_the_server_removes_old_session_data_when_it_starts(
     await _ok(client, "Glob", {"pattern": "*"})  # the engine is up
     await _wait_for(lambda: not folders[45].exists(), 20)
     assert folders[1].exists()
+
+
+# --------------------------------------------------------------------------- changes and undo
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+async def test_changes_are_listed_and_undone_through_the_editor(
+    start_editor: StartEditor, workspace: Path, preset: str
+) -> None:
+    client = await start_editor(preset, mode="acceptEdits")
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    client.open(path)
+    await _ok(client, "Read", {"file_path": str(path)})
+    edited = await _ok(
+        client, "Edit", {"file_path": str(path), "old_string": "two", "new_string": "TWO"}
+    )
+    listed = await client.request("codev/changes", {})
+    [change] = listed["changes"]
+    assert change["index"] == 1 and change["tool"] == "Edit" and change["path"] == str(path)
+    assert change["toolUseId"] == edited["toolUseId"] and change["undoable"] is True
+    assert "-two\n+TWO" in change["diff"]
+    answer = await client.request("codev/undoChange", {"index": 1})
+    assert answer["undone"] is True, answer
+    # The same edit path as Edit: the open buffer shows the undo, and the disk has it.
+    assert client.edits[-1].label == "Codev: undo Edit a.txt"
+    assert client.text(path) == "one\ntwo\n" and path.read_text() == "one\ntwo\n"
+    assert (await client.request("codev/changes", {}))["changes"] == []
+    # The model must read again before editing: the undo was not its doing.
+    again = await client.run_tool(
+        "Edit", {"file_path": str(path), "old_string": "one", "new_string": "1"}
+    )
+    assert again["status"] == "error" and "You have not read" in _text(again)
+
+
+async def test_an_undo_never_overwrites_unsaved_changes_in_the_buffer(
+    start_editor: StartEditor, workspace: Path
+) -> None:
+    client = await start_editor(VSCODE, mode="acceptEdits")
+    path = workspace / "a.txt"
+    path.write_text("x = 1\n")
+    client.open(path)
+    await _ok(client, "Read", {"file_path": str(path)})
+    await _ok(client, "Edit", {"file_path": str(path), "old_string": "1", "new_string": "2"})
+    client.type(path, "x = 2\n# typed, unsaved\n")
+    edits_before = len(client.edits)
+    listed = await client.request("codev/changes", {})
+    assert listed["changes"][0]["undoable"] is False
+    answer = await client.command("codev.undoChange", {})
+    assert answer["undone"] is False and "changed after the Edit" in answer["reason"]
+    assert client.text(path) == "x = 2\n# typed, unsaved\n" and path.read_text() == "x = 2\n"
+    assert len(client.edits) == edits_before  # nothing was sent to the editor
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    with pytest.raises(JsonRpcInvalidParams):
+        await client.request("codev/undoChange", {"index": "first"})
