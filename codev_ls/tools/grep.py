@@ -17,6 +17,8 @@ import functools
 import os
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,6 +312,11 @@ class RgOutput:
     mtimes: dict[str, int] = field(default_factory=dict)
 
 
+# A read shorter than this waits a moment before the next, so output gathers.
+_SMALL_READ = 16 * 1024
+_GATHER_S = 0.002
+
+
 @dataclass(slots=True)
 class _Reading:
     """What the reading thread shares with the event loop while rg runs."""
@@ -351,9 +358,7 @@ async def run_rg(
     except RipgrepMissing as exc:
         raise ToolError(str(exc)) from exc
     state = _Reading()
-    work = asyncio.ensure_future(
-        asyncio.to_thread(_read_rg, [rg, *args], cwd, sep, stamp, stop_after, stdin, state)
-    )
+    work = _in_thread(_read_rg, [rg, *args], cwd, sep, stamp, stop_after, stdin, state)
     try:
         while True:
             done, _ = await asyncio.wait({work}, timeout=PROGRESS_EVERY_S)
@@ -377,6 +382,35 @@ async def run_rg(
         # Exit 2 without a message: some files could not be read (--no-messages hides which).
         out.warning = message[0] if message else "some files could not be read"
     return out
+
+
+def _in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """Run ``fn(*args)`` in a thread of its own; its result as a future of this loop.
+
+    Not the default executor: a search lasts as long as rg does, and a few long
+    ones must not hold up every other tool's short blocking work queued there.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def run() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as exc:  # handed to the awaiting task
+            value, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=run, name="codev-rg", daemon=True).start()
+    return future
 
 
 def _read_rg(
@@ -432,6 +466,10 @@ def _read_proc(
             block = os.read(fd, 1 << 16)
             if not block:
                 break
+            if len(block) < _SMALL_READ:
+                # rg writes each file's results as it finishes it: let a few gather
+                # instead of waking up (and taking a core from rg) for every one.
+                time.sleep(_GATHER_S)
             if stamp:
                 # Paths: stat each one now, while rg is still searching.
                 block = rest + block
