@@ -6,6 +6,8 @@
     codev-ls tool NAME 'JSON' [--mode MODE] [--cwd DIR] [--yes] [--json]
     codev-ls chat "PROMPT" [--mode MODE] [--cwd DIR] [--yes] [--json]
     codev-ls explain NAME 'JSON' [--mode MODE] [--cwd DIR] [--json]
+    codev-ls changes --session NAME [--cwd DIR] [--diff] [--json]
+    codev-ls undo --session NAME [INDEX | --tool-use-id ID] [--cwd DIR] [--json]
 
 Exit codes of ``tool``: 0 success, 1 error/rejected/interrupted, 2 usage error.
 Exit codes of ``chat``: 0 the model finished, 1 error/interrupted/turn limit, 2 usage error.
@@ -114,6 +116,16 @@ def make_parser() -> argparse.ArgumentParser:
     explain.add_argument("--mode", type=_mode_arg, default=None, help="permission mode")
     explain.add_argument("--cwd", default=None, help="workspace root (default: current folder)")
     explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
+
+    changes = sub.add_parser("changes", help="list the changes the tools made in a session")
+    undo = sub.add_parser("undo", help="undo a change the tools made (the latest by default)")
+    undo.add_argument("index", nargs="?", type=int, help="the change's number in `changes`")
+    undo.add_argument("--tool-use-id", default=None, help="the tool use that made the change")
+    changes.add_argument("--diff", action="store_true", help="show each change's diff")
+    for p in (changes, undo):
+        p.add_argument("--session", metavar="NAME", required=True, help="the session's name")
+        p.add_argument("--cwd", default=None, help="workspace root (default: current folder)")
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 
 
@@ -125,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     _set_up_logging(args.log_level)
-    if args.command in ("tool", "chat", "explain"):
+    if args.command in ("tool", "chat", "explain", "changes", "undo"):
         try:
             return _run_cli_command(args)
         except BrokenPipeError:
@@ -142,7 +154,39 @@ def _run_cli_command(args: argparse.Namespace) -> int:
         from codev_ls.model.cli import run_chat_command
 
         return run_chat_command(args)
+    if args.command in ("changes", "undo"):
+        return changes_command(args)
     return explain_command(args)
+
+
+def changes_command(args: argparse.Namespace) -> int:
+    """`codev-ls changes` / `codev-ls undo`: a named session's change list."""
+    from codev_ls.engine.config import config_dir
+    from codev_ls.engine.session_store import SessionNameError, session_file
+    from codev_ls.tools._changes import ChangeRef, terminal_changes
+
+    root = Path(args.cwd or os.getcwd())
+    try:
+        path = session_file(config_dir(), args.session)
+    except SessionNameError as exc:
+        print(f"codev-ls: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    undo = None
+    if args.command == "undo":
+        if args.index is not None and args.tool_use_id is not None:
+            print("codev-ls: error: give INDEX or --tool-use-id, not both", file=sys.stderr)
+            return EXIT_USAGE
+        if args.index is not None and args.index < 1:
+            print("codev-ls: error: INDEX counts from 1", file=sys.stderr)
+            return EXIT_USAGE
+        undo = ChangeRef(args.index, args.tool_use_id)
+    code, text = asyncio.run(
+        terminal_changes(
+            root, path, undo=undo, as_json=args.json, with_diffs=getattr(args, "diff", False)
+        )
+    )
+    print(text)
+    return code
 
 
 def _silence_stdout() -> None:

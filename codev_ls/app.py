@@ -37,7 +37,17 @@ def build_engine(
     from codev_ls.model.service import attach_model
 
     attach_model(engine)
+    attach_session_data_cleanup(engine)
     return engine
+
+
+def attach_session_data_cleanup(engine: Engine) -> None:
+    """Old session data folders (saved outputs, task logs) go, in the background."""
+    from codev_ls.engine.config import config_dir
+    from codev_ls.engine.session_store import start_session_data_cleanup
+
+    base = engine.data_root or (config_dir() / "sessions")
+    start_session_data_cleanup(base, config_dir(), frozenset({engine.session.id}))
 
 
 def attach_permissions(engine: Engine, *, explicit_mode: bool = False) -> None:

@@ -92,7 +92,10 @@ class FileEdit:
     needs_confirmation: bool = False
     # The unified diff, for previews and annotations.
     diff: str = ""
+    # How new_text is written; old_encoding is how the file on disk was read (None: the
+    # same), different when a legacy encoding cannot hold the new text (written as UTF-8).
     encoding: str = "utf-8"
+    old_encoding: str | None = None
 
 
 @dataclass(slots=True)
@@ -104,6 +107,10 @@ class EditApplyResult:
     hunks_applied: list[int] | None = None
     hunks_rejected: list[int] | None = None
     reason: str = ""
+    # Set when the edit failed for a reason other than the user's refusal. With
+    # ``applied`` False nothing changed; with ``applied`` True the editor's buffer
+    # holds ``final_text`` but the disk could not be written (``error`` says why).
+    error: str = ""
 
 
 @dataclass(slots=True)

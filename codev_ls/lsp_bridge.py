@@ -406,10 +406,10 @@ class LspBridge:
             return await self._apply_edit(edit)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
-            log.exception("applying %s failed", edit.label)
+        except Exception as exc:  # before anything reached the editor: nothing changed
+            log.warning("applying %s failed: %s: %s", edit.label, type(exc).__name__, exc)
             return EditApplyResult(
-                applied=False, reason=f"the edit could not be applied ({type(exc).__name__}: {exc})"
+                applied=False, error=f"it could not be applied ({type(exc).__name__}: {exc})"
             )
 
     async def _apply_edit(self, edit: FileEdit) -> EditApplyResult:
@@ -418,6 +418,8 @@ class LspBridge:
         path = Path(edit.path)
         doc = self._doc(path)
         old = edit.old_text if edit.old_text is not None else ""
+        # The bytes the disk will get are checked before the editor sees anything.
+        edit.new_text.encode(edit.encoding)
         if doc is not None:
             if edit.old_text is not None and doc.source != edit.old_text:
                 return EditApplyResult(
@@ -426,7 +428,9 @@ class LspBridge:
                     "prepared; read the file again and redo the edit",
                 )
         else:
-            stale = await asyncio.to_thread(_disk_mismatch, path, edit.old_text, edit.encoding)
+            stale = await asyncio.to_thread(
+                _disk_mismatch, path, edit.old_text, edit.old_encoding or edit.encoding
+            )
             if stale:
                 return EditApplyResult(applied=False, reason=stale)
         if not self._can_apply or (doc is None and not edit.needs_confirmation):
@@ -504,8 +508,33 @@ class LspBridge:
     ) -> EditApplyResult:
         """The editor answered ``applied: true``: what landed, and the disk to match.
 
-        ``at_answer`` is the buffer (version, text) when the answer was read.
+        ``at_answer`` is the buffer (version, text) when the answer was read. A
+        failure here (the disk write) is an error result, never a rejection: the
+        editor has the change, the disk may not.
         """
+        from codev_ls.bridge import EditApplyResult
+
+        try:
+            return await self._land_applied(edit, path, old, hunks, version, was_open, at_answer)
+        except Exception as exc:
+            log.warning("after applying %s: %s: %s", edit.label, type(exc).__name__, exc)
+            doc = self._doc(path)
+            return EditApplyResult(
+                applied=True,
+                final_text=doc.source if doc is not None else edit.new_text,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+
+    async def _land_applied(
+        self,
+        edit: FileEdit,
+        path: Path,
+        old: str,
+        hunks: list[Hunk],
+        version: int | None,
+        was_open: bool,
+        at_answer: tuple[int | None, str] | None,
+    ) -> EditApplyResult:
         from codev_ls.bridge import EditApplyResult
 
         if not was_open or not hunks:
@@ -648,7 +677,7 @@ class LspBridge:
                 hunks_applied=[],
                 hunks_rejected=all_hunks,
             )
-        disk_before = await asyncio.to_thread(_read_text, path, edit.encoding)
+        disk_before = await asyncio.to_thread(_read_text, path, edit.old_encoding or edit.encoding)
         if landed is None:
             # The buffer also changed in other ways (the user kept typing): the tool
             # computed its edit on this buffer, so the buffer is what the file becomes.
@@ -665,9 +694,14 @@ class LspBridge:
                     path,
                 )
             target = rebased if rebased is not None else buffer
-        if disk_before != target:
-            await self._write(path, target, edit.encoding)
         result = EditApplyResult(applied=True, final_text=buffer)
+        if disk_before != target:
+            try:
+                await self._write(path, target, edit.encoding)
+            except (OSError, ValueError) as exc:
+                # The buffer has the change; the disk keeps what it had (the write is atomic).
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                result.error = f"writing {path.name} failed ({type(exc).__name__}: {why})"
         if landed is not None:
             result.hunks_applied = landed
             result.hunks_rejected = [i for i in all_hunks if i not in landed]

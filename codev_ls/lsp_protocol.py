@@ -40,6 +40,8 @@ CHAT_EVENT = "codev/chatEvent"
 MCP_STATUS = "codev/mcpStatus"
 MCP_APPROVE = "codev/mcpApprove"
 EXPLAIN_PERMISSION = "codev/explainPermission"
+CHANGES = "codev/changes"
+UNDO_CHANGE = "codev/undoChange"
 CUSTOM_METHODS = (
     LIST_TOOLS,
     RUN_TOOL,
@@ -49,6 +51,8 @@ CUSTOM_METHODS = (
     MCP_STATUS,
     MCP_APPROVE,
     EXPLAIN_PERMISSION,
+    CHANGES,
+    UNDO_CHANGE,
 )
 COMMANDS = (
     "codev.listTools",
@@ -57,6 +61,8 @@ COMMANDS = (
     "codev.chat",
     "codev.mcpStatus",
     "codev.mcpApprove",
+    "codev.changes",
+    "codev.undoChange",
 )
 
 ProgressToken = int | str

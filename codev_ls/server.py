@@ -34,6 +34,7 @@ from codev_ls.lsp_params import (
 )
 from codev_ls.lsp_protocol import (
     CANCEL,
+    CHANGES,
     CHAT,
     EXPLAIN_PERMISSION,
     LIST_TOOLS,
@@ -41,6 +42,7 @@ from codev_ls.lsp_protocol import (
     MCP_STATUS,
     PERMISSION_MODE,
     RUN_TOOL,
+    UNDO_CHANGE,
     current_command_token,
 )
 
@@ -195,6 +197,44 @@ async def mcp_status(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
 async def mcp_approve(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
     """Ask again about a project MCP server that was dismissed or rejected."""
     return await ls.mcp_approve(parse_server_name(params))
+
+
+@SERVER.feature(CHANGES)
+@_guard(CHANGES)
+async def changes(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
+    """The changes the tools made in a session, oldest first, for review."""
+    from codev_ls.tools._changes import changes_request
+
+    try:
+        return await changes_request(await ls.engine(), params)
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from exc
+
+
+@SERVER.feature(UNDO_CHANGE)
+@_guard(UNDO_CHANGE)
+async def undo_change(ls: CodevLanguageServer, params: Any) -> dict[str, Any]:
+    """Undo one change (the latest by default) through the editor, like an edit."""
+    from codev_ls.tools._changes import undo_request
+
+    try:
+        return await undo_request(await ls.engine(), params)
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from exc
+
+
+@SERVER.command("codev.changes")
+@_guard("codev.changes")
+async def changes_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
+    """``codev.changes [{sessionId?}]``: as codev/changes."""
+    return await changes(ls, list(args))
+
+
+@SERVER.command("codev.undoChange")
+@_guard("codev.undoChange")
+async def undo_change_command(ls: CodevLanguageServer, *args: Any) -> dict[str, Any]:
+    """``codev.undoChange [{sessionId?, index? | toolUseId?}]``: as codev/undoChange."""
+    return await undo_change(ls, list(args))
 
 
 @SERVER.command("codev.listTools")

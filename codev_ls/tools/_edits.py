@@ -45,9 +45,22 @@ async def apply_change(
     new_text: str,
     encoding: str,
     diff: str,
+    old_encoding: str | None = None,
 ) -> AppliedChange:
-    """Send the change to the editor; record it; raise :class:`ToolRejected` if refused."""
+    """Send the change to the editor; record it; raise :class:`ToolRejected` if refused.
+
+    The bytes to write are checked before anything is sent: an editor must never
+    show a change the disk cannot take. A failure that is not the user's refusal
+    is a :class:`ToolError` saying what state the disk and the buffer are in.
+    """
     rel = display_path(path, ctx.root)
+    try:
+        new_text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"The {tool_name} of {rel} was not made: the new text cannot be written in "
+            f"{encoding} ({exc.reason} at character {exc.start}). Nothing was changed."
+        ) from exc
     edit = FileEdit(
         path=path,
         old_text=old_text,
@@ -57,11 +70,23 @@ async def apply_change(
         needs_confirmation=ctx.edit_preview_approval,
         diff=diff,
         encoding=encoding,
+        old_encoding=old_encoding if old_encoding != encoding else None,
     )
     try:
         result = await ctx.bridge.apply_edit(edit)
     except OSError as exc:
-        raise ToolError(f"Could not write {path}: {exc.strerror or exc}.") from exc
+        raise ToolError(
+            f"Could not write {path}: {exc.strerror or exc}. The file was not changed."
+        ) from exc
+    except ValueError as exc:  # e.g. UnicodeEncodeError from a bridge's own writer
+        raise ToolError(
+            f"Could not write {path}: {type(exc).__name__}: {exc}. The file was not changed."
+        ) from exc
+    if result.error and not result.applied:
+        raise ToolError(
+            f"The {tool_name} of {rel} failed: {result.error}. Nothing was changed: the file "
+            "on disk and any editor buffer of it are as they were."
+        )
     if not result.applied:
         reason = result.reason or "the user rejected the change in the editor"
         raise ToolRejected(f"The {tool_name} of {rel} was not applied: {reason}.")
@@ -83,6 +108,13 @@ async def apply_change(
     )
     # What the model knows now is the final text: it may edit again without a Read.
     record_read(ctx.session, path, text=final, buffer=ctx.bridge.read_buffer(path))
+    if result.error:
+        # In the editor's buffer, not on disk: an error, never "not applied".
+        raise ToolError(
+            f"The {tool_name} of {rel} is in the editor's buffer but could not be saved to "
+            f"disk: {result.error}. The buffer holds the change, unsaved; the file on disk "
+            "still has its previous content. Ask the user to save or undo it in the editor."
+        )
     return AppliedChange(final, final_diff, partial, note, result)
 
 
@@ -130,21 +162,35 @@ def change_meta(path: Path, change: AppliedChange) -> dict[str, object]:
 async def revert_change(ctx: ToolUseContext, change: FileChange) -> EditApplyResult:
     """Undo one recorded change through the editor, if the file still holds its result.
 
-    Refuses (:class:`ToolError`) when the file changed since, so an undo never
-    throws away work done after it. A created file is emptied back to nothing
-    by deleting it when it is not open in the editor.
+    The same path as an edit: the editor applies it to open buffers (one undoable
+    step) and the disk gets it; a buffer with unsaved changes that are not the
+    change's result is never overwritten. Refuses (:class:`ToolError`) when the
+    file changed since, so an undo never throws away work done after it. A
+    created file is removed when it is not open in the editor (emptied when it
+    is). Afterwards the model must read the file again: the undo was not its doing.
     """
     from codev_ls.tools._filestate import load_current
 
     current = load_current(change.path, ctx.bridge.read_buffer(change.path))
-    if current.text is None or normalize_newlines(current.text) != normalize_newlines(change.after):
-        raise ToolError(f"{change.path} changed after the {change.tool_name}; it was not undone.")
     rel = display_path(change.path, ctx.root)
+    if current.text is None or normalize_newlines(current.text) != normalize_newlines(change.after):
+        raise ToolError(
+            f"{rel} changed after the {change.tool_name}, so it was not undone (undo the later "
+            "changes first, or change it by hand)."
+        )
     if change.before is None and current.buffer is None:
-        change.path.unlink()
+        try:
+            change.path.unlink()
+        except OSError as exc:
+            raise ToolError(f"Could not remove {rel}: {exc.strerror or exc}.") from exc
         ctx.session.read_state.pop(state_key(change.path), None)
         return EditApplyResult(applied=True, final_text=None)
     before = change.before or ""
+    encoding = current.encoding
+    try:
+        before.encode(encoding)
+    except UnicodeEncodeError:
+        encoding = "utf-8"
     result = await ctx.bridge.apply_edit(
         FileEdit(
             path=change.path,
@@ -153,9 +199,10 @@ async def revert_change(ctx: ToolUseContext, change: FileChange) -> EditApplyRes
             label=f"Codev: undo {change.tool_name} {rel}",
             tool_name=change.tool_name,
             diff=unified_diff(current.text, before, rel),
-            encoding=current.encoding,
+            encoding=encoding,
+            old_encoding=current.encoding if encoding != current.encoding else None,
         )
     )
     if result.applied:
-        record_read(ctx.session, change.path, text=result.final_text or before)
+        ctx.session.read_state.pop(state_key(change.path), None)
     return result

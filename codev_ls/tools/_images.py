@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,9 +98,13 @@ def image_block(data: bytes) -> ImageBlock:
         img = Image.open(io.BytesIO(data))
         size = img.size
     except Image.DecompressionBombError as exc:
-        raise ImageError(f"the image is too large to decode safely ({exc})") from exc
+        raise ImageError(
+            f"the image is too large to decode safely ({_pillow_message(exc)})"
+        ) from exc
+    except Image.UnidentifiedImageError as exc:
+        raise ImageError("its data is not an image format Pillow knows, or it is damaged") from exc
     except Exception as exc:
-        raise ImageError(f"Pillow cannot decode it ({exc})") from exc
+        raise ImageError(f"Pillow cannot decode it ({_pillow_message(exc)})") from exc
     w, h = size
     fits = w <= MAX_DIMENSION and h <= MAX_DIMENSION and _b64_len(len(data)) <= MAX_BASE64_BYTES
     if media in SUPPORTED and fits:
@@ -107,7 +112,7 @@ def image_block(data: bytes) -> ImageBlock:
     try:
         out, out_media, out_size = _shrink(img, media)
     except Exception as exc:
-        raise ImageError(f"it could not be converted ({exc})") from exc
+        raise ImageError(f"it could not be converted ({_pillow_message(exc)})") from exc
     return ImageBlock(
         _block(out, out_media),
         out_media,
@@ -116,6 +121,15 @@ def image_block(data: bytes) -> ImageBlock:
         original_bytes=len(data),
         data_bytes=len(out),
     )
+
+
+_OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def _pillow_message(exc: Exception) -> str:
+    """Pillow's error text without the Python object reprs it puts in (``<_io.BytesIO ...>``)."""
+    text = _OBJECT_REPR.sub("", str(exc)).strip().rstrip(":")
+    return text or type(exc).__name__
 
 
 def _shrink(img: Any, media: str | None) -> tuple[bytes, str, tuple[int, int]]:

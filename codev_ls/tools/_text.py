@@ -24,6 +24,18 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 
 
+# C0 control bytes that text does not contain (tab, line breaks, form feed, backspace,
+# bell and escape are kept: logs and terminal captures hold them), and DEL.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\b\a\x1b") + b"\x7f"
+_C1_BYTES = bytes(range(0x80, 0xA0))
+# More than this share of control bytes (and more than a handful) is binary data.
+# Random bytes are neither UTF-8 nor cp1252 (past a few hundred bytes) and hold about
+# 22% C0 and C1 controls; text with \x01 field separators (Hive) stays text.
+_MAX_CONTROL_SHARE = 0.30
+_MAX_LATIN1_CONTROL_SHARE = 0.08
+_MIN_CONTROLS = 8
+
+
 class NotText(ValueError):
     """The bytes are not text in any encoding we accept (binary data)."""
 
@@ -52,23 +64,35 @@ def sniff_encoding(sample: bytes, *, complete: bool) -> str:
     the end of an incomplete sample is allowed); else Windows-1252, the usual
     8-bit encoding of old Western files, when it decodes; else Latin-1, which
     decodes any byte and so writes every untouched byte back as it was.
-    Raises :class:`NotText` for NUL bytes outside UTF-16.
+    Raises :class:`NotText` for NUL bytes outside UTF-16, and for a high share
+    of control bytes (binary data that happens to hold no NUL).
     """
     bom = bom_encoding(sample)
     if bom is not None:
         return bom
     if b"\x00" in sample:
         raise NotText("NUL bytes")
+    head = sample[:SNIFF_BYTES]
+    # Control characters text does not use: a high share means binary data even
+    # without NUL bytes (random or compressed bytes, machine code).
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    share = _MAX_CONTROL_SHARE
     try:
         codecs.getincrementaldecoder("utf-8")().decode(sample, final=complete)
-        return "utf-8"
+        encoding = "utf-8"
     except UnicodeDecodeError:
-        pass
-    try:
-        sample.decode("cp1252")
-        return "cp1252"
-    except UnicodeDecodeError:
-        return "latin-1"
+        try:
+            sample.decode("cp1252")
+            encoding = "cp1252"
+        except UnicodeDecodeError:
+            # Only Latin-1 decodes it: its C1 controls (0x80-0x9f) count as controls too,
+            # and the bar is lower (real Latin-1 text has next to none of either).
+            encoding = "latin-1"
+            controls += len(head) - len(head.translate(None, _C1_BYTES))
+            share = _MAX_LATIN1_CONTROL_SHARE
+    if controls > max(_MIN_CONTROLS, len(head) * share):
+        raise NotText(f"{controls} control bytes in {len(head)}")
+    return encoding
 
 
 def detect_line_ending(text: str) -> str:

@@ -188,7 +188,7 @@ class BashTool(Tool):
         return self.is_read_only(input)
 
     def is_destructive(self, input: BashInput) -> bool:
-        return is_destructive_command(input.command)
+        return is_destructive_command(input.command) or overwrites_files(input.command)
 
     # ---------------------------------------------------------------- checks
 
@@ -206,11 +206,21 @@ class BashTool(Tool):
             detail = f"{input.command}\n\n# {input.description}"
         sandbox = get_sandbox(ctx.engine)
         force = None
+        unavailable = sandbox.unavailable_reason()
         if input.dangerously_disable_sandbox:
             force = DANGEROUS_REASON
             detail += f"\n\n({DANGEROUS_REASON})"
-        elif sandbox.unavailable_reason():
-            detail += f"\n\n(no sandbox: {sandbox.unavailable_reason()})"
+        elif unavailable:
+            detail += f"\n\n(no sandbox: {unavailable})"
+            if ctx.mode != "bypassPermissions":
+                # Every command is confirmed, saved allow rules included: they were given
+                # for sandboxed commands. Turning the sandbox off in the settings (or
+                # bypassPermissions) is how the user says otherwise.
+                force = (
+                    f"the sandbox cannot run ({unavailable}), so every command is confirmed; "
+                    'turn the sandbox off ("sandbox": {"enabled": false}) to let the '
+                    "permission rules decide alone"
+                )
         try:
             writes = written_paths(input.command, cwd)
         except Exception:
@@ -365,6 +375,28 @@ class BashTool(Tool):
 # --------------------------------------------------------------------------- helpers
 
 
+def overwrites_files(command: str) -> bool:
+    """Whether the command replaces a file's content: ``> file`` (not ``>>``), or ``tee``
+    without ``-a``. Overwriting throws the old content away, so it counts as destructive."""
+    from codev_ls.permissions.shell import parse_command
+
+    try:
+        parsed = parse_command(command)
+    except Exception:  # not parsed: look for a plain ">" that is not ">>" or a dup
+        return bool(re.search(r"(?<![>&0-9])>(?![>&])", command))
+    if any(r.kind == "write" and r.writes_file for r in parsed.redirects):
+        return True
+    for cmd in parsed.commands:
+        if cmd.name != "tee":
+            continue
+        options = [w for w in cmd.argv[1:] if w.startswith("-") and w != "-"]
+        appends = any(w == "--append" or (not w.startswith("--") and "a" in w[1:]) for w in options)
+        files = [w for w in cmd.argv[1:] if not w.startswith("-") and not w.startswith("/dev/")]
+        if files and not appends:
+            return True
+    return False
+
+
 def shell_argv(command: str, cwd_file: str) -> list[str]:
     """``bash -c`` running ``command`` and recording its final directory in ``cwd_file``."""
     shell = shutil.which("bash") or "/bin/sh"
@@ -510,7 +542,9 @@ def _sandbox_prompt() -> str:
     if not status.available:
         return (
             f"Sandbox: UNAVAILABLE — {status.reason}. Commands run without a sandbox, so the "
-            "user is asked to confirm every command."
+            "user is asked to confirm every command, even one a saved allow rule covers "
+            "(unless the user turned the sandbox off in the settings, or chose "
+            "bypassPermissions)."
         )
     return (
         "Sandbox: on (bubblewrap), unless the user turned it off in the settings. Commands "

@@ -31,7 +31,13 @@ from codev_ls.permissions.types import PermissionSubject
 from codev_ls.tools._edits import apply_change, change_meta, result_text
 from codev_ls.tools._filestate import CurrentFile, check_fresh, load_current
 from codev_ls.tools._paths import check_file_path
-from codev_ls.tools._text import cut_text, diff_stats, normalize_newlines, unified_diff
+from codev_ls.tools._text import (
+    can_encode,
+    cut_text,
+    diff_stats,
+    normalize_newlines,
+    unified_diff,
+)
 
 PROMPT = """\
 Performs an exact string replacement in a file.
@@ -43,7 +49,9 @@ numbers and tab that Read puts in front of each line.
 - `new_string` must differ from `old_string`. `replace_all` changes every occurrence (e.g. to \
 rename a variable).
 - An empty `old_string` on a file that does not exist creates it with `new_string`.
-- The file keeps its encoding and line endings (CRLF stays CRLF). The result is a unified diff.
+- The file keeps its encoding and line endings (CRLF stays CRLF); when its legacy encoding \
+(e.g. Latin-1) cannot hold the new text, it is written as UTF-8 and the result says so. The \
+result is a unified diff.
 - Prefer editing existing files to creating new ones. To edit a Jupyter notebook use NotebookEdit."""
 
 # Files larger than this get no "did you mean" search (it reads every line).
@@ -69,6 +77,10 @@ class PlannedEdit:
     new_text: str
     count: int
     diff: str
+    # The encoding the new text is written in: the file's own, or UTF-8 when the
+    # file's cannot hold the new text (``note`` then tells the model).
+    encoding: str = "utf-8"
+    note: str = ""
 
 
 class EditTool(Tool):
@@ -148,7 +160,8 @@ class EditTool(Tool):
             path=path,
             old_text=plan.current.text,
             new_text=plan.new_text,
-            encoding=plan.current.encoding,
+            encoding=plan.encoding,
+            old_encoding=plan.current.encoding,
             diff=plan.diff,
         )
         rel = display_path(path, ctx.root)
@@ -158,7 +171,10 @@ class EditTool(Tool):
         else:
             what = f"{plan.count} occurrences" if plan.count > 1 else "1 occurrence"
             summary = f"Edited {rel}: replaced {what} (+{added} −{removed} lines)."
-        return ToolResult(result_text(summary, change), meta=change_meta(path, change))
+        text = result_text(summary, change)
+        if plan.note:
+            text += "\n" + plan.note
+        return ToolResult(text, meta=change_meta(path, change))
 
 
 _MEMO = "Edit.plan"
@@ -225,9 +241,21 @@ def plan_edit(input: EditInput, ctx: ToolUseContext) -> PlannedEdit:
                 "replace (an empty old_string only fills an empty file or creates a new one)."
             )
         new_text = _to_file_endings(input.new_string, current.line_ending)
-        return PlannedEdit(current, new_text, 1, unified_diff(text, new_text, rel))
+        return _planned(current, new_text, 1, unified_diff(text, new_text, rel))
     new_text, count = replace_in(text, input, current.line_ending)
-    return PlannedEdit(current, new_text, count, unified_diff(text, new_text, rel))
+    return _planned(current, new_text, count, unified_diff(text, new_text, rel))
+
+
+def _planned(current: CurrentFile, new_text: str, count: int, diff: str) -> PlannedEdit:
+    """The plan, with the encoding the new text can be written in (checked before any send)."""
+    encoding, note = current.encoding, ""
+    if not can_encode(new_text, encoding):
+        note = (
+            f"(The file was {encoding}, which cannot hold the new text; it was written as "
+            "UTF-8, so its other non-ASCII characters are now stored as UTF-8 too.)"
+        )
+        encoding = "utf-8"
+    return PlannedEdit(current, new_text, count, diff, encoding, note)
 
 
 def _to_file_endings(s: str, line_ending: str) -> str:

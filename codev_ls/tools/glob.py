@@ -4,6 +4,13 @@ Files are listed by ripgrep (which knows .gitignore, .ignore and hidden
 files) and matched here with real glob semantics (``*`` stays in one folder,
 ``**`` crosses folders), so ``*.py`` means the top level and ``**/*.py`` every
 level, as in a shell.
+
+Ignored files stay hidden however the pattern is written: ``build/*`` lists
+nothing when ``build/`` is gitignored, just as ``**/*`` leaves it out (the
+listing starts inside ``build/`` for speed, so whether ``build`` itself is
+ignored is asked of rg first). A ``path`` pointing into an ignored folder is
+the explicit way in: the search starts there and lists what it holds, as rg
+does for a path named on its command line.
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ PROMPT = """\
 Finds files by name pattern (glob), in any size of codebase.
 - Patterns like `**/*.js` or `src/**/*.ts`; `*` stays within one folder, `**` crosses folders, \
 `{a,b}` alternates.
-- Files ignored by .gitignore are left out; the `.git` folder is never listed.
+- Files ignored by .gitignore are left out, also when the pattern names an ignored folder \
+(`build/*` lists nothing if `build/` is ignored); to list inside an ignored folder on purpose, \
+pass that folder as `path`. The `.git` folder is never listed.
 - Results are absolute paths sorted by modification time, newest first (at most 100).
 - `path` is the folder to search (absolute; default: the workspace root).
 - To search file contents, use Grep."""
@@ -189,6 +198,8 @@ async def find_files_async(base: Path, pattern: str) -> list[Path]:
     folder = base / prefix if prefix else base
     if not folder.is_dir():
         return []
+    if prefix and await _ignored_on_the_way(rg, base, prefix):
+        return []  # as `**/...` from base would leave them out
     proc = await asyncio.create_subprocess_exec(
         rg,
         *_rg_files_args(depth),
@@ -209,6 +220,43 @@ async def find_files_async(base: Path, pattern: str) -> list[Path]:
         raise ToolError(f"Listing files failed: {err.decode(errors='replace').strip()}")
     regex = glob_to_regex(rest)
     return await asyncio.to_thread(lambda: _newest_first(_matches(out, folder, regex)))
+
+
+async def _ignored_on_the_way(rg: str, base: Path, prefix: str) -> bool:
+    """Whether a folder of ``prefix`` (``a/b`` of ``a/b/*.py``) is ignored, seen from ``base``.
+
+    rg started inside an ignored folder lists it all (an ignore rule is matched
+    against the paths rg finds, not against the folder it starts in), so each
+    step down is checked by rg itself: listing the folder above one level deep,
+    its debug log names what it ignores (with every ignore file rg honours there,
+    parents' included).
+    """
+    here = base
+    for name in prefix.split("/"):
+        if name in ("", "."):
+            continue
+        proc = await asyncio.create_subprocess_exec(
+            rg,
+            *_rg_files_args(1),
+            "--debug",
+            cwd=here,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            _, err = await proc.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            with contextlib.suppress(Exception):
+                await proc.wait()
+            raise
+        needle = f"ignoring ./{name}: ".encode("utf-8", errors="surrogateescape")
+        if any(needle in line for line in err.splitlines()):
+            return True
+        here = here / name
+    return False
 
 
 def list_files(base: Path) -> list[str]:

@@ -15,13 +15,14 @@ import asyncio
 import contextlib
 import functools
 import os
-import re
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -311,6 +312,26 @@ class RgOutput:
     mtimes: dict[str, int] = field(default_factory=dict)
 
 
+# A read shorter than this waits a moment before the next, so output gathers.
+_SMALL_READ = 16 * 1024
+_GATHER_S = 0.002
+
+
+@dataclass(slots=True)
+class _Reading:
+    """What the reading thread shares with the event loop while rg runs."""
+
+    count: int = 0  # separators seen so far (entries complete)
+    stop: bool = False  # the run was cancelled: the thread stops reading
+    proc: subprocess.Popen[bytes] | None = None
+
+    def kill(self) -> None:
+        self.stop = True
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+
 async def run_rg(
     args: list[str],
     *,
@@ -322,6 +343,13 @@ async def run_rg(
     """Run rg, collecting its output entries; stop it after ``stop_after`` of them.
 
     Entries are lines (``path\\0rest``), or NUL-ended paths with ``--files-with-matches``.
+
+    rg's output is read by a worker thread with blocking reads, not by the event
+    loop: a multi-threaded rg writes each file's results as one small write, and
+    a loop wake-up per write (thousands per search) cost more CPU than rg itself
+    on a two-core machine. The bytes are decoded and split once at the end;
+    only the paths of ``--files-with-matches`` are handled as they arrive (their
+    modification times are taken while rg still runs).
     """
     sep = b"\0" if "--files-with-matches" in args else b"\n"
     stamp = sep == b"\0" and stdin is None
@@ -329,58 +357,24 @@ async def run_rg(
         rg = rg_path()
     except RipgrepMissing as exc:
         raise ToolError(str(exc)) from exc
-    proc = await asyncio.create_subprocess_exec(
-        rg,
-        *args,
-        cwd=cwd,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=1 << 24,
-    )
-    out = RgOutput()
-    next_report = time.monotonic() + PROGRESS_EVERY_S
+    state = _Reading()
+    work = _in_thread(_read_rg, [rg, *args], cwd, sep, stamp, stop_after, stdin, state)
     try:
-        assert proc.stdout is not None and proc.stderr is not None
-        stderr_task = asyncio.ensure_future(proc.stderr.read())
-        if stdin is not None:
-            assert proc.stdin is not None
-            proc.stdin.write(stdin)
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                await proc.stdin.drain()
-            proc.stdin.close()
-        # Read in blocks and split here: one await per 64 KiB, not one per line (a
-        # search with many results is otherwise bound by this loop, not by rg).
-        # A long line is gathered block by block (linear: only each new block is searched).
-        rest = bytearray()
-        while not out.truncated:
-            block = await proc.stdout.read(1 << 16)
-            if not block:
-                if rest:
-                    _take(out, [bytes(rest)], stamp, stop_after)
+        while True:
+            done, _ = await asyncio.wait({work}, timeout=PROGRESS_EVERY_S)
+            if done:
                 break
-            cut = block.rfind(sep)
-            if cut < 0:
-                rest += block
-                continue
-            rest += block[:cut]
-            _take(out, bytes(rest).split(sep), stamp, stop_after)
-            rest = bytearray(block[cut + 1 :])
-            if on_count is not None and time.monotonic() >= next_report:
-                on_count(len(out.entries))
-                next_report = time.monotonic() + PROGRESS_EVERY_S
-        if out.truncated:
-            proc.kill()
-        stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
-        code = await proc.wait()
+            if on_count is not None:
+                on_count(state.count)
+        out, stderr_bytes, code = work.result()
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        with contextlib.suppress(Exception):
-            await proc.wait()
+        state.kill()
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(work)
         raise
     if out.truncated:
         return out
+    stderr = stderr_bytes.decode("utf-8", errors="replace").strip()
     if code not in (0, 1):
         message = stderr.splitlines()
         if not out.entries and stderr:
@@ -390,16 +384,151 @@ async def run_rg(
     return out
 
 
-def _take(out: RgOutput, lines: list[bytes], stamp: bool, stop_after: int | None) -> None:
-    """Add rg's output lines to ``out``; mark it truncated past ``stop_after`` entries."""
-    for line in lines:
-        entry = line.decode("utf-8", errors="replace")
-        out.entries.append(entry)
-        if stamp:
-            out.mtimes[entry] = _mtime(entry)
-        if stop_after is not None and len(out.entries) > stop_after:
-            out.truncated = True
+def _in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """Run ``fn(*args)`` in a thread of its own; its result as a future of this loop.
+
+    Not the default executor: a search lasts as long as rg does, and a few long
+    ones must not hold up every other tool's short blocking work queued there.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
             return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def run() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as exc:  # handed to the awaiting task
+            value, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=run, name="codev-rg", daemon=True).start()
+    return future
+
+
+def _read_rg(
+    argv: list[str],
+    cwd: Path,
+    sep: bytes,
+    stamp: bool,
+    stop_after: int | None,
+    stdin: bytes | None,
+    state: _Reading,
+) -> tuple[RgOutput, bytes, int]:
+    """The worker thread: run rg and read it to its end (or ``stop_after``).
+
+    Returns (output, stderr, exit code).
+    """
+    out = RgOutput()
+    # stderr goes to a file: a pipe nobody reads until the end could fill and stall rg.
+    with tempfile.TemporaryFile() as errors:
+        proc = state.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        if state.stop:  # cancelled while starting
+            state.kill()
+        return _read_proc(proc, errors, out, sep, stamp, stop_after, stdin, state)
+
+
+def _read_proc(
+    proc: subprocess.Popen[bytes],
+    errors: BinaryIO,
+    out: RgOutput,
+    sep: bytes,
+    stamp: bool,
+    stop_after: int | None,
+    stdin: bytes | None,
+    state: _Reading,
+) -> tuple[RgOutput, bytes, int]:
+    assert proc.stdout is not None
+    try:
+        if stdin is not None:
+            # A buffer's text: small enough to hand over whole (communicate avoids the
+            # deadlock of writing stdin while rg's output fills the pipe).
+            data, _ = proc.communicate(stdin)
+            out.entries = _split(data, sep)
+            return out, _stderr(errors), proc.returncode
+        fd = proc.stdout.fileno()
+        chunks: list[bytes] = []
+        rest = b""
+        while not state.stop:
+            block = os.read(fd, 1 << 16)
+            if not block:
+                break
+            if len(block) < _SMALL_READ:
+                # rg writes each file's results as it finishes it: let a few gather
+                # instead of waking up (and taking a core from rg) for every one.
+                time.sleep(_GATHER_S)
+            if stamp:
+                # Paths: stat each one now, while rg is still searching.
+                block = rest + block
+                cut = block.rfind(sep)
+                if cut < 0:
+                    rest = block
+                    continue
+                rest = block[cut + 1 :]
+                for raw in block[:cut].split(sep):
+                    entry = raw.decode("utf-8", errors="replace")
+                    out.entries.append(entry)
+                    out.mtimes[entry] = _mtime(entry)
+                state.count = len(out.entries)
+            else:
+                chunks.append(block)
+                state.count += block.count(sep)
+            if stop_after is not None and state.count > stop_after:
+                out.truncated = True
+                break
+        if stamp:
+            if rest and not out.truncated:
+                entry = rest.decode("utf-8", errors="replace")
+                out.entries.append(entry)
+                out.mtimes[entry] = _mtime(entry)
+        else:
+            entries = _split(b"".join(chunks), sep)
+            if out.truncated:
+                assert stop_after is not None
+                entries = entries[: stop_after + 1]  # whole entries only
+            out.entries = entries
+        if out.truncated or state.stop:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        proc.stdout.close()
+        code = proc.wait()
+        if out.truncated and stop_after is not None and len(out.entries) > stop_after + 1:
+            del out.entries[stop_after + 1 :]
+        return out, _stderr(errors), code
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait()
+        raise
+
+
+def _stderr(errors: BinaryIO) -> bytes:
+    errors.seek(0)
+    return errors.read(1 << 16)
+
+
+def _split(data: bytes, sep: bytes) -> list[str]:
+    """rg's output as entries: decoded once, split once, without the final empty piece."""
+    if not data:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    entries = text.split(sep.decode())
+    if entries and entries[-1] == "":
+        entries.pop()
+    return entries
 
 
 def _rg_error(stderr: str) -> str:
@@ -540,9 +669,6 @@ def _newest_first(entries: list[str], newest: set[str], known: dict[str, int]) -
     return [p for _, p in stamped]
 
 
-_NUL = re.compile("\0")
-
-
 def _format(
     input: GrepInput,
     shown: list[str],
@@ -564,13 +690,13 @@ def _format(
         header = f"Found {total} file{'s' if total != 1 else ''}{page}"
         body = "\n".join(shown)
     elif mode == "count":
-        rows = [_NUL.sub(":", e, count=1) for e in shown]
+        rows = [e.replace("\0", ":", 1) for e in shown]
         matches = sum(int(r.rsplit(":", 1)[1]) for r in rows if r.rsplit(":", 1)[-1].isdigit())
         files = len(rows)
         header = f"Found {matches} matching line{'s' if matches != 1 else ''} in {files} file{'s' if files != 1 else ''}{page}"
         body = "\n".join(rows)
     else:
-        body = "\n".join(_NUL.sub(":", e, count=1) for e in shown)
+        body = "\n".join([e.replace("\0", ":", 1) for e in shown])
         header = ""
     lines = [header, body] if header else [body]
     if truncated:

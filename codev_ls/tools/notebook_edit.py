@@ -233,6 +233,10 @@ def plan_cell_edit(input: NotebookEditInput, ctx: ToolUseContext) -> PlannedCell
             cell = nbformat.v4.new_code_cell(input.new_source)
         if (nb.nbformat, nb.nbformat_minor) < (4, 5):
             cell.pop("id", None)  # ids are not allowed before nbformat 4.5
+        else:
+            # nbformat draws a random id; the plan is made for the prompt and again for
+            # the call, so the id must follow from the input or the two would differ.
+            cell["id"] = _new_cell_id(cells, current.text, at, input)
         cells.insert(at, cell)
         label = cell_label(cell, at)
         summary = f"inserted {input.cell_type} cell {label} at index {at}"
@@ -278,6 +282,24 @@ def plan_cell_edit(input: NotebookEditInput, ctx: ToolUseContext) -> PlannedCell
         cell_diff,
         unified_diff(current.text, new_text, rel),
     )
+
+
+def _new_cell_id(cells: list[Any], text: str, at: int, input: NotebookEditInput) -> str:
+    """An id for an inserted cell: the same for the same notebook and input, unique in it."""
+    import hashlib
+
+    taken = {str(c.get("id")) for c in cells}
+    seed = hashlib.sha256(
+        f"{at}\0{input.cell_type}\0{input.new_source}\0".encode() + text.encode("utf-8", "replace")
+    ).hexdigest()
+    for start in range(0, len(seed) - 8):
+        candidate = seed[start : start + 8]
+        if candidate not in taken:
+            return candidate
+    n = 0
+    while f"cell-new-{n}" in taken:
+        n += 1
+    return f"cell-new-{n}"
 
 
 def _source(cell: Any) -> str:

@@ -71,9 +71,9 @@ class ReadInput(BaseModel):
     file_path: str = Field(description="The absolute path of the file to read.")
     offset: int | None = Field(
         default=None,
-        ge=1,
-        description="The line number to start reading from (1-based); for notebooks, the "
-        "first cell. Only needed for long files.",
+        ge=0,
+        description="The line number to start reading from (1-based; 0 is taken as 1); for "
+        "notebooks, the first cell. Only needed for long files.",
     )
     limit: int | None = Field(
         default=None,

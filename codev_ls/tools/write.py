@@ -2,8 +2,10 @@
 
 Overwriting needs a Read of the file earlier in the session with no change
 since (the stale-read rule). An existing file keeps its encoding (when the new
-text fits in it) and its CRLF line endings; its permission bits are kept by
-the atomic writer (temp file + rename), and missing parent folders are created.
+text fits in it) and its CRLF line endings; its permission bits (and, where
+the server may set them, owner and group) are kept by the atomic writer (temp
+file + rename), and missing parent folders are created. The rename makes a new
+file: other hard links to the old one keep the old content.
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ class WriteTool(Tool):
             old_text=plan.current.text,
             new_text=plan.new_text,
             encoding=plan.encoding,
+            old_encoding=plan.current.encoding,
             diff=plan.diff,
         )
         rel = display_path(path, ctx.root)

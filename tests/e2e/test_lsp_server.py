@@ -28,6 +28,8 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev.chat",
         "codev.mcpStatus",
         "codev.mcpApprove",
+        "codev.changes",
+        "codev.undoChange",
     }
     # pygls leaves this out; clients only send a workDoneToken when it is set.
     assert caps.execute_command_provider.work_done_progress is True
@@ -41,6 +43,8 @@ async def test_capabilities_advertise_the_commands_and_methods(
         "codev/mcpStatus",
         "codev/mcpApprove",
         "codev/explainPermission",
+        "codev/changes",
+        "codev/undoChange",
     ]
     assert caps.text_document_sync.open_close is True
     assert result.server_info.name == "codev-ls"

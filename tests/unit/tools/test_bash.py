@@ -348,6 +348,45 @@ def test_destructive_classification() -> None:
         assert not is_destructive_command(cmd), cmd
 
 
+def test_overwriting_a_file_is_destructive_appending_is_not() -> None:
+    tool = BashTool()
+    for cmd in ("cat a > b", "echo x >| out", "sort a &> log", "ls | tee list.txt", ": > f"):
+        assert tool.is_destructive(BashInput(command=cmd)), cmd
+    for cmd in ("cat a >> b", "ls | tee -a list.txt", "ls > /dev/null 2>&1", "echo x 2>&1"):
+        assert not tool.is_destructive(BashInput(command=cmd)), cmd
+
+
+async def test_without_a_sandbox_even_a_saved_allow_rule_asks(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+
+    from codev_ls.bridge import ScriptedBridge
+    from tests.fakes.perm_tools import engine_factory
+
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("CODEV_BWRAP", str(fake))
+    make = engine_factory(workspace, tmp_path / "data")
+    bridge = ScriptedBridge(answers=["reject"])
+    engine = make(allow=["Bash(echo:*)"], bridge=bridge, tools=[BashTool()])
+    outcome = await engine.run_tool("Bash", {"command": "echo hi"})
+    assert outcome.status == "rejected", outcome.text()
+    [request] = bridge.requests
+    assert "every command is confirmed" in request.reason
+    assert request.session_rule is None and request.always_rule is None  # nothing to keep
+    await engine.aclose()
+    # The user turned the sandbox off in the settings: the rule decides alone.
+    local = workspace / ".codev" / "settings.local.json"
+    local.write_text(json.dumps({"sandbox": {"enabled": False}}))
+    bridge = ScriptedBridge(answers=["reject"])
+    engine = make(allow=["Bash(echo:*)"], bridge=bridge, tools=[BashTool()])
+    outcome = await engine.run_tool("Bash", {"command": "echo hi"})
+    assert outcome.status == "success" and bridge.requests == [], outcome.text()
+    await engine.aclose()
+
+
 def test_read_only_traits_follow_the_permission_parser() -> None:
     tool = BashTool()
     for cmd in ("ls", "git log", "rm -rf x", "echo hi > f"):

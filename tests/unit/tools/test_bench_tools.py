@@ -34,3 +34,20 @@ def test_grep_and_read_benchmarks_run(tmp_path: Path):
     assert all(r.line() for r in [*grep_rows, *read_rows])
     assert set(bench.BENCHMARKS) >= {"grep", "read"}
     bench._LOOP.close()
+
+
+def test_rows_over_their_target_are_marked_missed():
+    bench = _bench()
+    over = bench.Row("Grep count", "120.0 ms", "80.0 ms", 1.5, bench.GREP_TARGET)
+    under = bench.Row("Grep count", "90.0 ms", "80.0 ms", 1.125, bench.GREP_TARGET)
+    assert over.ok is False and "MISSED" in over.line()
+    assert under.ok is True and "MISSED" not in under.line()
+    slow = bench.Row("Read 2000 lines at any offset", "1,200.0 ms", target="< 50 ms")
+    fast = bench.Row("Read 2000 lines at any offset", "6.7 ms", target="< 50 ms")
+    assert slow.ok is False and "MISSED" in slow.line()
+    assert fast.ok is True
+    assert bench.Row("RSS", "25.0 MB", target="< 20 MB").ok is False
+    assert bench.Row("RSS", "0.0 MB", target="< 20 MB").ok is True
+    # A target that cannot be checked is neither met nor missed.
+    assert bench.Row("persisted", "1 B", target="all of it").ok is None
+    bench._LOOP.close()

@@ -10,7 +10,7 @@ import pytest
 
 from codev_ls.bridge import EditApplyResult, FileEdit, ScriptedBridge
 from codev_ls.engine.runtime import Engine
-from codev_ls.tools._edits import revert_change
+from codev_ls.tools._edits import apply_change, revert_change
 from codev_ls.tools._filestate import state_key
 
 from .conftest import Runner
@@ -206,6 +206,74 @@ async def test_latin1_bytes_outside_the_edit_are_written_back_unchanged(
     await run.read(path)
     await run.ok("Edit", file_path=str(path), old_string="keep", new_string="kept")
     assert path.read_bytes() == b"caf\xe9 \x81\x8d odd\nkept\n"
+
+
+async def test_text_a_legacy_encoding_cannot_hold_is_written_as_utf8_and_said_so(
+    run: Runner, workspace: Path, bridge: ScriptedBridge
+):
+    path = workspace / "l.txt"
+    path.write_bytes(b"caf\xe9\nna\xefve\n")  # Latin-1 / cp1252
+    await run.read(path)
+    out = await run.ok("Edit", file_path=str(path), old_string="café", new_string="thé ☕")
+    assert path.read_bytes() == "thé ☕\nnaïve\n".encode()
+    assert "cp1252" in out.text() and "written as UTF-8" in out.text()
+    [edit] = bridge.edits
+    assert (edit.encoding, edit.old_encoding) == ("utf-8", "cp1252")
+    # The file is UTF-8 now: the next edit keeps it so, without a note.
+    again = await run.ok("Edit", file_path=str(path), old_string="naïve", new_string="naive")
+    assert path.read_bytes() == "thé ☕\nnaive\n".encode()
+    assert "UTF-8" not in again.text()
+
+
+async def test_bytes_the_encoding_cannot_take_are_refused_before_the_editor_sees_them(
+    engine: Engine, workspace: Path, bridge: ScriptedBridge
+):
+    from codev_ls.engine.tool import ToolError
+
+    path = workspace / "a.txt"
+    ctx = engine.context(tool_use_id="t-1")
+    with pytest.raises(ToolError) as info:
+        await apply_change(
+            ctx,
+            tool_name="Edit",
+            path=path,
+            old_text=None,
+            new_text="☕\n",
+            encoding="ascii",
+            diff="",
+        )
+    assert "cannot be written in ascii" in info.value.message
+    assert "Nothing was changed" in info.value.message
+    assert bridge.edits == [] and not path.exists()
+
+
+async def test_an_edit_in_the_buffer_that_could_not_be_saved_is_an_error_saying_so(
+    run: Runner, src: Path, bridge: ScriptedBridge
+):
+    bridge.edit_decider = lambda edit: EditApplyResult(
+        applied=True, error="writing app.py failed (OSError: No space left on device)"
+    )
+    await run.read(src)
+    before = src.read_text()
+    out = await run("Edit", file_path=str(src), old_string="'hi '", new_string="'yo '")
+    assert out.status == "error", out.text()
+    text = out.text()
+    assert "No space left on device" in text
+    assert "in the editor's buffer but could not be saved to disk" in text
+    assert "file on disk still has its previous content" in text
+    assert src.read_text() == before
+
+
+async def test_an_edit_the_bridge_failed_to_apply_is_an_error_not_a_rejection(
+    run: Runner, src: Path, bridge: ScriptedBridge
+):
+    bridge.edit_decider = lambda edit: EditApplyResult(
+        applied=False, error="it could not be applied (RuntimeError: boom)"
+    )
+    await run.read(src)
+    out = await run("Edit", file_path=str(src), old_string="'hi '", new_string="'yo '")
+    assert out.status == "error", out.text()
+    assert "boom" in out.text() and "Nothing was changed" in out.text()
 
 
 async def test_curly_quotes_in_the_file_match_straight_quotes(run: Runner, workspace: Path):

@@ -64,6 +64,31 @@ async def test_path_argument_and_absolute_pattern(run: Runner, tree: Path):
     assert got == ["src/a.py"]
 
 
+async def test_a_pattern_naming_an_ignored_folder_lists_nothing_as_double_star_does(
+    run: Runner, tree: Path
+):
+    (tree / "src/pkg/.gitignore").write_text("deep/\n")
+    (tree / "node_modules/lib/sub").mkdir()
+    (tree / "node_modules/lib/sub/x.js").write_text("x\n")
+    assert "build/gen.py" not in _paths(await run.ok("Glob", pattern="**/*.py"), tree)
+    for pattern in ("build/*", "build/*.py", "./build/**", "node_modules/lib/**/*.js"):
+        out = await run.ok("Glob", pattern=pattern)
+        assert out.text().startswith("No files found"), (pattern, out.text())
+    # A nested .gitignore counts too, and so does .git (never listed).
+    assert (await run.ok("Glob", pattern="src/pkg/deep/*")).text().startswith("No files found")
+    assert (await run.ok("Glob", pattern=".git/*")).text().startswith("No files found")
+    # Not ignored folders on the way are listed as before.
+    assert _paths(await run.ok("Glob", pattern="src/pkg/*.py"), tree) == ["src/pkg/b.py"]
+    assert _paths(await run.ok("Glob", pattern=".hidden/*"), tree) == [".hidden/e.py"]
+
+
+async def test_an_ignored_folder_given_as_path_is_listed_on_purpose(run: Runner, tree: Path):
+    got = _paths(await run.ok("Glob", pattern="*", path=str(tree / "build")), tree)
+    assert got == ["build/gen.py"]
+    got = _paths(await run.ok("Glob", pattern="**/*.js", path=str(tree / "node_modules")), tree)
+    assert got == ["node_modules/lib/index.js"]
+
+
 async def test_no_match_and_missing_prefix(run: Runner, tree: Path):
     out = await run.ok("Glob", pattern="**/*.rs")
     assert out.text() == f"No files found matching **/*.rs in {tree}."

@@ -240,3 +240,39 @@ async def test_a_long_search_reports_progress(
     await run.ok("Grep", pattern="needle", output_mode="content", head_limit=0)
     reports = [e.message for e in bridge.progress if e.kind == "report"]
     assert reports and reports[-1].endswith("results so far")
+
+
+def _rg_processes(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and "rg" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+async def test_an_interrupted_search_kills_rg(engine: Engine, workspace: Path):
+    import asyncio
+    import uuid
+
+    # rg opening a FIFO nobody writes to waits forever: a search that never ends.
+    fifo = workspace / f"pipe-{uuid.uuid4().hex}"
+    os.mkfifo(fifo)
+    run = asyncio.ensure_future(engine.run_tool("Grep", {"pattern": "x", "path": str(fifo)}))
+    deadline = time.monotonic() + 20
+    while not _rg_processes(fifo.name):
+        assert time.monotonic() < deadline and not run.done(), "rg did not start"
+        await asyncio.sleep(0.02)
+    assert engine.cancel() == 1
+    outcome = await asyncio.wait_for(run, 20)
+    assert outcome.status == "interrupted", outcome.text()
+    deadline = time.monotonic() + 10
+    while _rg_processes(fifo.name):
+        assert time.monotonic() < deadline, "rg is still running"
+        await asyncio.sleep(0.02)

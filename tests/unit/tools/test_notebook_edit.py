@@ -199,3 +199,27 @@ def test_traits(engine: Engine):
     replace = tool.parse_input({"notebook_path": "/a.ipynb", "cell_id": "x", "new_source": "y"})
     assert tool.is_destructive(delete) and not tool.is_destructive(replace)
     assert not tool.is_read_only(replace) and not tool.is_concurrency_safe(replace)
+
+
+async def test_the_id_the_prompt_shows_is_the_id_the_inserted_cell_gets(
+    nb_path: Path, workspace: Path, tmp_path: Path
+):
+    bridge = ScriptedBridge(answers=["allow_once"])
+    engine = Engine(workspace, bridge, mode="default", data_root=tmp_path / "data")
+    run = Runner(engine)
+    await run.read(nb_path)
+    out = await run.ok(
+        "NotebookEdit",
+        notebook_path=str(nb_path),
+        edit_mode="insert",
+        cell_id="calc",
+        cell_type="code",
+        new_source="y = 2",
+    )
+    [request] = bridge.requests
+    new_id = _cells(nb_path)[2][0]
+    assert _cells(nb_path)[2][1:] == ("code", "y = 2")
+    assert f"cell {new_id}" in request.message + request.detail
+    assert f"Inserted code cell {new_id} at index 2" in out.text()
+    assert new_id not in {"intro", "calc", "show"}
+    nbformat.validate(nbformat.read(str(nb_path), as_version=4))

@@ -113,6 +113,33 @@ async def test_binary_files_are_refused_naming_the_type(
     assert f"is a binary file ({kind}" in out.text()
 
 
+async def test_random_bytes_without_nul_are_refused_as_binary(run: Runner, workspace: Path):
+    import random
+
+    rng = random.Random(5)
+    data = bytes(rng.choice(range(1, 256)) for _ in range(4096))
+    assert b"\x00" not in data
+    path = workspace / "noise.bin"
+    path.write_bytes(data)
+    out = await run("Read", file_path=str(path))
+    assert out.status == "error" and "is a binary file (binary data (.bin file)" in out.text()
+    edit = await run("Edit", file_path=str(path), old_string="a", new_string="b")
+    assert edit.status == "error" and "binary" in edit.text()
+
+
+async def test_text_with_some_control_bytes_is_still_text(run: Runner, workspace: Path):
+    # Hive-style \x01 field separators, terminal colours, a Latin-1 file with a C1 byte.
+    path = workspace / "table.txt"
+    path.write_bytes(b"id\x01name\x01city\n" + b"1\x01Ann\x01Paris\n" * 50)
+    assert "1\x01Ann\x01Paris" in (await run.read(path)).text()
+    path = workspace / "log.txt"
+    path.write_bytes(b"\x1b[31mred\x1b[0m done\a\n" * 20)
+    assert "red" in (await run.read(path)).text()
+    path = workspace / "legacy.txt"
+    path.write_bytes(b"caf\xe9 \x81 r\xe9sum\xe9 of the na\xefve\n" * 10)
+    assert "café" in (await run.read(path)).text()
+
+
 async def test_utf16_and_legacy_encodings(run: Runner, workspace: Path):
     path = workspace / "u16.txt"
     path.write_bytes("hé\r\nwörld\r\n".encode("utf-16"))
@@ -422,6 +449,22 @@ async def test_corrupt_image_is_a_clear_error(run: Runner, workspace: Path):
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10)
     out = await run("Read", file_path=str(path))
     assert out.status == "error" and "cannot be read" in out.text()
+    assert "BytesIO" not in out.text() and " at 0x" not in out.text()
+    # Data Pillow cannot identify at all (its message names a BytesIO object).
+    path = workspace / "fake.gif"
+    path.write_bytes(b"GIF89a" + b"\xff" * 40)
+    out = await run("Read", file_path=str(path))
+    assert out.status == "error", out.text()
+    assert "BytesIO" not in out.text() and " at 0x" not in out.text(), out.text()
+
+
+async def test_offset_zero_reads_from_the_first_line(run: Runner, workspace: Path):
+    path = workspace / "a.txt"
+    path.write_text("one\ntwo\n")
+    out = await run.read(path, offset=0, limit=1)
+    assert out.text().startswith("     1\tone")
+    negative = await run("Read", file_path=str(path), offset=-1)
+    assert negative.status == "error" and "offset" in negative.text()
 
 
 # ---------------------------------------------------------------- notebooks

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
+
+import pytest
 
 from codev_ls.bridge import ScriptedBridge
 from codev_ls.engine.runtime import Engine
@@ -50,6 +53,30 @@ async def test_overwrite_keeps_permissions_crlf_and_encoding(run: Runner, worksp
     await run.ok("Write", file_path=str(path), content="é\ny\nz\n")
     assert path.read_bytes() == "\ufeffé\r\ny\r\nz\r\n".encode()
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may give a file to another user")
+async def test_overwrite_as_root_keeps_the_files_owner_and_group(run: Runner, workspace: Path):
+    path = workspace / "theirs.txt"
+    path.write_text("old\n")
+    os.chown(path, 4321, 4322)
+    await run.read(path)
+    await run.ok("Write", file_path=str(path), content="new\n")
+    st = path.stat()
+    assert (st.st_uid, st.st_gid) == (4321, 4322) and path.read_text() == "new\n"
+
+
+async def test_overwrite_replaces_the_file_so_hard_links_keep_the_old_content(
+    run: Runner, workspace: Path
+):
+    path = workspace / "a.txt"
+    path.write_text("old\n")
+    other = workspace / "b.txt"
+    os.link(path, other)
+    await run.read(path)
+    await run.ok("Write", file_path=str(path), content="new\n")
+    # Documented: the atomic rename makes a new file (engine/files.py).
+    assert path.read_text() == "new\n" and other.read_text() == "old\n"
 
 
 async def test_falls_back_to_utf8_when_the_old_encoding_cannot_hold_the_text(
