@@ -116,8 +116,12 @@ def test_the_prompt_text() -> None:
         reason="Bash may change things",
     )
     text = permission_message(request)
+    # The one-line command is in the first line already: not repeated below it.
+    assert text == "Codev wants to use Bash: run `npm test`\n(Bash may change things)"
+    request.detail = "npm test && npm run lint"
+    text = permission_message(request)
     assert text.startswith("Codev wants to use Bash: run `npm test`")
-    assert "(Bash may change things)" in text and text.endswith("npm test")
+    assert "(Bash may change things)" in text and text.endswith("npm test && npm run lint")
     long_diff = "\n".join(f"+line {i}" for i in range(100))
     cut = cut_prompt_detail(long_diff)
     assert "+line 39" in cut and "+line 40" not in cut
