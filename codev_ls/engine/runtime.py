@@ -58,6 +58,7 @@ class Engine:
         # Called with (ctx, tool, input, decision) after every permission decision.
         self.audit: Callable[..., None] | None = None
         self._close_callbacks: list[CloseCallback] = []
+        self._session_end_callbacks: list[Callable[[str], None]] = []
         self._running: dict[str, AbortSignal] = {}
         self._progress_started: set[str] = set()
 
@@ -85,6 +86,20 @@ class Engine:
         if hasattr(self, "sessions"):
             self.sessions[session.id] = session
         return session
+
+    def end_session(self, session_id: str) -> None:
+        """A session that will never be resumed (a sub-agent's): drop it and what
+        services keep for it (the sandbox's private tmp), so a long-running server
+        does not grow with every one."""
+        self.sessions.pop(session_id, None)
+        for callback in self._session_end_callbacks:
+            try:
+                callback(session_id)
+            except Exception:
+                log.exception("clean-up of session %s failed", session_id)
+
+    def on_session_end(self, callback: Callable[[str], None]) -> None:
+        self._session_end_callbacks.append(callback)
 
     def context(
         self,

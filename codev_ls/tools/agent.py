@@ -370,7 +370,7 @@ class AgentTool(Tool):
                 raise ToolError("\n\n".join(parts))
             return "\n\n".join(parts)
         finally:
-            ctx.engine.sessions.pop(session.id, None)
+            ctx.engine.end_session(session.id)
             if tree is not None and abort.aborted:
                 # Interrupted: keep nothing half-done around unless it holds changes.
                 try:

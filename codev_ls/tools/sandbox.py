@@ -403,6 +403,13 @@ class Sandbox:
             write_paths=self.config.write_paths,
         )
 
+    def release(self, session_id: str) -> None:
+        """The session ended: remove its private tmp."""
+        with self._lock:
+            path = self._tmp_dirs.pop(session_id, None)
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+
     def close(self) -> None:
         with self._lock:
             self.closed = True
@@ -421,4 +428,5 @@ def get_sandbox(engine: Engine) -> Sandbox:
         sandbox = Sandbox(engine.root, load_sandbox_config(engine.root, held))
         engine.services["sandbox"] = sandbox
         engine.on_close(sandbox.close)
+        engine.on_session_end(sandbox.release)
     return sandbox

@@ -427,3 +427,37 @@ async def test_worktree_agent_edits_run_in_accept_edits_mode_without_asking(
     assert protected_reason(trees[0] / ".git") is not None
     assert protected_reason(repo / ".git" / "codev-worktrees" / "planted" / "x") is not None
     assert protected_reason(repo / ".git" / "config") is not None
+
+
+async def test_a_finished_sub_agent_leaves_no_private_tmp(fake: FakeModel, make_rig: Any) -> None:
+    from codev_ls.tools.sandbox import get_sandbox
+
+    rig = make_rig(fake, bridge=ScriptedBridge(answers=["allow_once"] * 4))
+    sandbox = get_sandbox(rig.engine)
+    if not sandbox.active:
+        pytest.skip(f"the sandbox cannot run here: {sandbox.unavailable_reason()}")
+    fake.route_subagents(
+        fake.reply(("Bash", {"command": "echo scratch > /tmp/scratch.txt"})),
+        fake.reply("REPORT: wrote a scratch file."),
+    )
+    held: list[Path] = []
+    route = fake.server.responder
+
+    def responder(rec: Any) -> Any:
+        if fake.is_subagent(rec.body):  # the private tmps that exist at each sub-agent step
+            held.extend(sandbox._tmp_dirs.values())
+        return route(rec) if route is not None else None
+
+    fake.server.responder = responder
+    fake.push(
+        fake.reply(("Agent", {"description": "Scratch", "prompt": "write a scratch file"})),
+        fake.reply("Done."),
+    )
+    result = await rig.chat("use a scratch file")
+    assert result.stop_reason == "end_turn"
+    outcome = rig.of_type("toolResult")[0]
+    assert "REPORT: wrote a scratch file." in outcome["content"]
+    # The sub-agent's Bash had a private /tmp while it ran; it is gone with its session.
+    assert held, "the sub-agent's Bash never got a private tmp"
+    assert not any(p.exists() for p in held)
+    assert sandbox._tmp_dirs == {}
