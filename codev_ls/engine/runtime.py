@@ -21,7 +21,13 @@ from codev_ls.bridge import EditorBridge, ProgressEvent
 from codev_ls.engine.context import AbortSignal, Session, ToolUseContext
 from codev_ls.engine.execution import ToolUse, UpdateCallback, drain, run_batch, run_tool_use
 from codev_ls.engine.hooks import HookRunner, NoHooks
-from codev_ls.engine.outcome import ProgressUpdate, StartedUpdate, ToolOutcome, ToolUseUpdate
+from codev_ls.engine.outcome import (
+    MessageUpdate,
+    ProgressUpdate,
+    StartedUpdate,
+    ToolOutcome,
+    ToolUseUpdate,
+)
 from codev_ls.engine.registry import assemble_tool_pool, get_merged_tools
 from codev_ls.engine.tool import Tool
 from codev_ls.permissions.rules import PermissionContext
@@ -59,6 +65,7 @@ class Engine:
         self.audit: Callable[..., None] | None = None
         self._close_callbacks: list[CloseCallback] = []
         self._session_end_callbacks: list[Callable[[str], None]] = []
+        self._shown: set[str] = set()  # messages already shown to the user (_show_once)
         self._running: dict[str, AbortSignal] = {}
         self._progress_started: set[str] = set()
 
@@ -212,10 +219,25 @@ class Engine:
                         "report", update.tool_use_id, message=p.message, percentage=p.percentage
                     )
                 )
+            elif isinstance(update, MessageUpdate):
+                self._show_once(update)
             if on_update is not None:
                 on_update(update)
 
         return forward
+
+    def _show_once(self, update: MessageUpdate) -> None:
+        """A hook's failure is shown to the user — once per distinct problem, so a
+        hook broken for every tool use does not pile up notifications; the rest go
+        to the log."""
+        first = update.text.splitlines()[0] if update.text else ""
+        if update.level == "info" or first in self._shown:
+            with contextlib.suppress(Exception):
+                self.bridge.show_message("log", f"Codev: {update.text}")
+            return
+        self._shown.add(first)
+        with contextlib.suppress(Exception):
+            self.bridge.show_message(update.level, f"Codev: {update.text}")
 
     def _end_progress(self, tool_use_id: str) -> None:
         if tool_use_id in self._progress_started:

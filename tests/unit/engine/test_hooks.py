@@ -472,9 +472,15 @@ async def test_a_broken_post_hook_is_shown_and_the_result_kept(
         permissions={"allow": ["Bash(echo:*)"]},
     )
     updates: list = []
-    outcome = await run(make_engine(), "Bash", updates, command="echo hi")
+    engine = make_engine()
+    outcome = await run(engine, "Bash", updates, command="echo hi")
     assert outcome.status == "success" and "hi" in outcome.text() and not outcome.is_error
     assert any(isinstance(u, MessageUpdate) and "kaput" in u.text for u in updates)
+    # The user sees it (a notification in an editor) — once, however often it fails.
+    await run(engine, "Bash", [], command="echo again")
+    shown = [(lv, m) for lv, m in engine.bridge.messages if "kaput" in m]  # type: ignore[attr-defined]
+    assert [lv for lv, _ in shown] == ["error", "log"]
+    assert shown[0][1].startswith("Codev: PostToolUse hook")
 
 
 async def test_hooks_follow_edited_settings(
