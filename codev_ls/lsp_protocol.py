@@ -139,6 +139,9 @@ class CodevProtocol(LanguageServerProtocol):
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         """pygls' initialize, then the capabilities pygls cannot express."""
         result = yield from super().lsp_initialize(params)
+        from codev_ls.lsp_documents import use_lsp_documents
+
+        use_lsp_documents(self._workspace)
         caps = result.capabilities
         if caps.execute_command_provider is not None:
             caps.execute_command_provider.work_done_progress = True

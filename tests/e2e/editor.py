@@ -42,6 +42,8 @@ from pygls.workspace.position_codec import PositionCodec
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from codev_ls.lsp_documents import LspTextDocument
+
 PRESETS = ("neovim@v0.11.0", "visual-studio-code")
 _CLIENT_INFO = {
     "neovim@v0.11.0": types.ClientInfo(name="Neovim", version="0.11.0"),
@@ -198,7 +200,8 @@ class EditorClient(LanguageClient):
         uri = path.as_uri()
         if text is None:
             text = path.read_text(encoding="utf-8")
-        self.docs[uri] = TextDocument(uri, text, version=1, position_codec=self._codec())
+        # LSP's lines (not str.splitlines'), as real editors count them.
+        self.docs[uri] = LspTextDocument(uri, text, version=1, position_codec=self._codec())
         self.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(

@@ -370,3 +370,34 @@ async def test_crlf_files_keep_their_line_endings(
     assert outcome["status"] == "success", outcome
     assert path.read_bytes() == b"one\r\nTWO\r\nthree\r\n"
     assert client.text(path) == "one\r\nTWO\r\nthree\r\n"
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+async def test_changes_below_a_form_feed_land_on_the_editors_line(
+    start_editor: StartEditor, workspace: Path, preset: str
+) -> None:
+    """Editors count lines as LSP does: a form feed (^L) or U+2028 does not end one."""
+    client = await start_editor(preset, mode="bypassPermissions")
+    path = workspace / "ff.py"
+    path.write_text("a = 1\x0cb = 2\nc = 3\n")
+    client.open(path)
+    # The editor's own change, on its line 1 ("c = 3"), sent as it would send it.
+    buffer = client.docs[path.as_uri()]
+    buffer._source, buffer.version = "a = 1\x0cb = 2\nc = 33\n", 2
+    client._send_change(
+        path.as_uri(),
+        2,
+        [
+            types.TextDocumentContentChangePartial(
+                range=types.Range(types.Position(1, 5), types.Position(1, 5)), text="3"
+            )
+        ],
+    )
+    outcome = await client.run_tool("Read", {"file_path": str(path)})
+    assert outcome["status"] == "success", outcome
+    assert "c = 33" in outcome["content"] and "b = 2\n" in outcome["content"].replace("\t", " ")
+    # An Edit is made against that text, and lands in the buffer and on disk.
+    edited = await _edit(client, path, "c = 33", "c = 4")
+    assert edited["status"] == "success", edited
+    assert path.read_text() == "a = 1\x0cb = 2\nc = 4\n"
+    assert client.text(path) == "a = 1\x0cb = 2\nc = 4\n"
