@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from codev_ls.bridge import EditorBridge, ProgressEvent
 from codev_ls.engine.context import AbortSignal, Session, ToolUseContext
@@ -36,6 +37,7 @@ from codev_ls.permissions.types import PermissionMode
 log = logging.getLogger(__name__)
 
 CloseCallback = Callable[[], Awaitable[None] | None]
+T = TypeVar("T")
 
 
 class Engine:
@@ -66,6 +68,7 @@ class Engine:
         self._close_callbacks: list[CloseCallback] = []
         self._session_end_callbacks: list[Callable[[str], None]] = []
         self._shown: set[str] = set()  # messages already shown to the user (_show_once)
+        self._cpu_slots: asyncio.Semaphore | None = None  # made in the running loop
         self._running: dict[str, AbortSignal] = {}
         self._progress_started: set[str] = set()
 
@@ -93,6 +96,18 @@ class Engine:
         if hasattr(self, "sessions"):
             self.sessions[session.id] = session
         return session
+
+    async def cpu_bound(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """Run CPU-bound work (numbering lines, decoding) in a thread, at most one per core.
+
+        The default executor has more threads than this machine has cores; CPU-bound
+        Python in all of them at once only fights over the interpreter lock, and a
+        batch of Reads ran slower than the same Reads one after another.
+        """
+        if self._cpu_slots is None:
+            self._cpu_slots = asyncio.Semaphore(max(1, os.cpu_count() or 1))
+        async with self._cpu_slots:
+            return await asyncio.to_thread(fn, *args)
 
     def end_session(self, session_id: str) -> None:
         """A session that will never be resumed (a sub-agent's): drop it and what

@@ -168,7 +168,7 @@ class ReadTool(Tool):
             text = TextWindow(window, len(lines), offset, buffer.text == "")
             record_read(ctx.session, path, buffer=buffer, partial=text.partial)
         else:
-            text = await asyncio.to_thread(read_text, path, offset, limit, ctx.abort)
+            text = await ctx.engine.cpu_bound(read_text, path, offset, limit, ctx.abort)
             record_read(ctx.session, path, digest=text.digest, stat=text.stat, partial=text.partial)
         return ToolResult(text.render(path))
 
