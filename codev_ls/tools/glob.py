@@ -200,12 +200,23 @@ async def find_files_async(base: Path, pattern: str) -> list[Path]:
         return []
     if prefix and await _ignored_on_the_way(rg, base, prefix):
         return []  # as `**/...` from base would leave them out
+    code, out, err = await _run_rg(rg, _rg_files_args(depth), folder)
+    if code not in (0, 1):
+        raise ToolError(f"Listing files failed: {err.decode(errors='replace').strip()}")
+    regex = glob_to_regex(rest)
+    return await asyncio.to_thread(lambda: _newest_first(_matches(out, folder, regex)))
+
+
+async def _run_rg(
+    rg: str, args: list[str], cwd: Path, *, stdout: bool = True
+) -> tuple[int | None, bytes, bytes]:
+    """(exit code, stdout, stderr) of rg run in ``cwd``; killed if the run is interrupted."""
     proc = await asyncio.create_subprocess_exec(
         rg,
-        *_rg_files_args(depth),
-        cwd=folder,
+        *args,
+        cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE if stdout else asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
     try:
@@ -216,10 +227,7 @@ async def find_files_async(base: Path, pattern: str) -> list[Path]:
         with contextlib.suppress(Exception):
             await proc.wait()
         raise
-    if proc.returncode not in (0, 1):
-        raise ToolError(f"Listing files failed: {err.decode(errors='replace').strip()}")
-    regex = glob_to_regex(rest)
-    return await asyncio.to_thread(lambda: _newest_first(_matches(out, folder, regex)))
+    return proc.returncode, out or b"", err or b""
 
 
 async def _ignored_on_the_way(rg: str, base: Path, prefix: str) -> bool:
@@ -235,23 +243,7 @@ async def _ignored_on_the_way(rg: str, base: Path, prefix: str) -> bool:
     for name in prefix.split("/"):
         if name in ("", "."):
             continue
-        proc = await asyncio.create_subprocess_exec(
-            rg,
-            *_rg_files_args(1),
-            "--debug",
-            cwd=here,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            _, err = await proc.communicate()
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            with contextlib.suppress(Exception):
-                await proc.wait()
-            raise
+        _, _, err = await _run_rg(rg, [*_rg_files_args(1), "--debug"], here, stdout=False)
         needle = f"ignoring ./{name}: ".encode("utf-8", errors="surrogateescape")
         if any(needle in line for line in err.splitlines()):
             return True
