@@ -22,12 +22,11 @@ modems (``--get-cell-info``), and one cell is what the APIs need at least.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 from dataclasses import dataclass, field
 
-from codev_ls.tools.location.wifi import percent_to_dbm
+from codev_ls.tools.location.wifi import percent_to_dbm, run_scanner
 
 SCAN_TIMEOUT_S = 5.0
 
@@ -99,25 +98,7 @@ def parse_cell(location: dict[str, str], generic: dict[str, str]) -> CellTower |
 
 
 async def _mmcli(exe: str, *args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        exe,
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "LC_ALL": "C", "LANG": "C"},
-    )
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), SCAN_TIMEOUT_S)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return -1, ""
-    except asyncio.CancelledError:
-        if proc.returncode is None:
-            proc.kill()
-        raise
-    return proc.returncode or 0, out.decode("utf-8", errors="replace")
+    return await run_scanner(exe, list(args), SCAN_TIMEOUT_S) or (-1, "")
 
 
 async def scan_cells() -> CellScan:

@@ -115,6 +115,20 @@ async def scan_wifi() -> WifiScan:
     exe = shutil.which(tool)
     if exe is None:
         return WifiScan(note=f"no WiFi scan available ({tool} not found)")
+    ran = await run_scanner(exe, args, SCAN_TIMEOUT_S)
+    if ran is None:
+        return WifiScan(note=f"the WiFi scan ({tool}) did not finish in {SCAN_TIMEOUT_S:g} s")
+    code, out = ran
+    if code != 0:
+        return WifiScan(note=f"the WiFi scan ({tool}) failed with exit code {code}")
+    points = parse(out)
+    note = "" if len(points) >= 2 else f"only {len(points)} WiFi network(s) visible, 2 are needed"
+    return WifiScan(points, note)
+
+
+async def run_scanner(exe: str, args: list[str], limit_s: float) -> tuple[int, str] | None:
+    """(exit code, stdout) of a system scanner (nmcli, mmcli...) in the C locale, whose
+    output is parsed; None when it did not finish in ``limit_s`` seconds (it is killed)."""
     proc = await asyncio.create_subprocess_exec(
         exe,
         *args,
@@ -124,17 +138,13 @@ async def scan_wifi() -> WifiScan:
         env={**os.environ, "LC_ALL": "C", "LANG": "C"},
     )
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), SCAN_TIMEOUT_S)
+        out, _ = await asyncio.wait_for(proc.communicate(), limit_s)
     except TimeoutError:
         proc.kill()
         await proc.wait()
-        return WifiScan(note=f"the WiFi scan ({tool}) did not finish in {SCAN_TIMEOUT_S:g} s")
+        return None
     except asyncio.CancelledError:
         if proc.returncode is None:
             proc.kill()
         raise
-    if proc.returncode != 0:
-        return WifiScan(note=f"the WiFi scan ({tool}) failed with exit code {proc.returncode}")
-    points = parse(out.decode("utf-8", errors="replace"))
-    note = "" if len(points) >= 2 else f"only {len(points)} WiFi network(s) visible, 2 are needed"
-    return WifiScan(points, note)
+    return proc.returncode or 0, out.decode("utf-8", errors="replace")
