@@ -23,7 +23,7 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -464,7 +464,11 @@ class LspBridge:
             seen = self._doc(path) if doc is not None else None
             at_answer = (seen.version, seen.source) if seen is not None else None
             landing = asyncio.ensure_future(
-                self._land(edit, path, old, hunks, version, doc is not None, at_answer)
+                self._guarded(
+                    edit,
+                    path,
+                    self._land(edit, path, old, hunks, version, doc is not None, at_answer),
+                )
             )
             self._writes.add(landing)
             landing.add_done_callback(self._writes.discard)
@@ -508,33 +512,8 @@ class LspBridge:
     ) -> EditApplyResult:
         """The editor answered ``applied: true``: what landed, and the disk to match.
 
-        ``at_answer`` is the buffer (version, text) when the answer was read. A
-        failure here (the disk write) is an error result, never a rejection: the
-        editor has the change, the disk may not.
+        ``at_answer`` is the buffer (version, text) when the answer was read.
         """
-        from codev_ls.bridge import EditApplyResult
-
-        try:
-            return await self._land_applied(edit, path, old, hunks, version, was_open, at_answer)
-        except Exception as exc:
-            log.warning("after applying %s: %s: %s", edit.label, type(exc).__name__, exc)
-            doc = self._doc(path)
-            return EditApplyResult(
-                applied=True,
-                final_text=doc.source if doc is not None else edit.new_text,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-
-    async def _land_applied(
-        self,
-        edit: FileEdit,
-        path: Path,
-        old: str,
-        hunks: list[Hunk],
-        version: int | None,
-        was_open: bool,
-        at_answer: tuple[int | None, str] | None,
-    ) -> EditApplyResult:
         from codev_ls.bridge import EditApplyResult
 
         if not was_open or not hunks:
@@ -553,6 +532,24 @@ class LspBridge:
         outcome = await self._after_applied(edit, path, old, hunks, version)
         self._learn_change_order(path, version, moved_text, outcome)
         return outcome
+
+    async def _guarded(
+        self, edit: FileEdit, path: Path, landing: Awaitable[EditApplyResult]
+    ) -> EditApplyResult:
+        """A failure after ``applied: true`` (the disk write) is an error result, never a
+        rejection: the editor has the change, the disk may not."""
+        from codev_ls.bridge import EditApplyResult
+
+        try:
+            return await landing
+        except Exception as exc:
+            log.warning("after applying %s: %s: %s", edit.label, type(exc).__name__, exc)
+            doc = self._doc(path)
+            return EditApplyResult(
+                applied=True,
+                final_text=doc.source if doc is not None else edit.new_text,
+                error=f"{type(exc).__name__}: {exc}",
+            )
 
     def _learn_change_order(
         self, path: Path, version: int | None, at_answer: str | None, result: EditApplyResult
