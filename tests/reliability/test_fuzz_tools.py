@@ -406,7 +406,7 @@ def test_generated_inputs_are_valid(name: str, data: st.DataObject) -> None:
     raw = data.draw(from_schema(schema, "", NO_PATHS, NO_WS), label="input")
     jsonschema.validate(raw, schema)
     if _holds_lone_surrogate(raw):
-        # A JSON string may carry "\\ud800", which no schema keyword can rule out but is
+        # A JSON string may carry "\ud800", which no schema keyword can rule out but is
         # not text: every tool refuses it with an error naming the field.
         with pytest.raises(InputError, match="lone UTF-16 surrogate"):
             tool.parse_input(raw)
