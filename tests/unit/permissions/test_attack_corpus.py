@@ -784,6 +784,30 @@ CASES = [
         allow=("Bash(git:*)", "Edit(src/**)"),
         setup=plant_included_git_config,
     ),
+    # ---- audit2: substitutions tree-sitter leaves inside a `${...}` operand
+    # `${x#PATTERN}` (#, ##, %, %%, ^, ^^, `,`, `,,`): the pattern is one `regex` leaf, so a
+    # `$(...)` in it is never walked; backticks in any operand (`${x-...}`, `${x:+...}`)
+    # are one `word` leaf. Bash expands them (the pattern when the variable is set).
+    *(
+        Case(f"expansion-operand-{name}", command)
+        for name, command in (
+            ("remove-prefix", "echo ${PWD#$(touch PWNED)}"),
+            ("remove-longest-suffix", "echo ${PWD%%$(touch PWNED)}"),
+            ("case-upper", "echo ${PWD^$(touch PWNED)}"),
+            ("case-lower-all", "echo ${PWD,,$(touch PWNED)}"),
+            ("quoted", 'echo "${PWD#$(touch PWNED)}"'),
+            ("backticks-default", "echo ${x-`touch PWNED`}"),
+            ("backticks-alternative", "echo ${PWD:+`touch PWNED`}"),
+            ("backticks-suffix", "echo ${HOME%`touch PWNED`}"),
+        )
+    ),
+    Case(
+        "expansion-operand-deny",
+        "echo ${PWD%`rm victim.txt`}",
+        allow=("Bash",),
+        deny=("Bash(rm:*)",),
+        mode="bypassPermissions",
+    ),
     # ---- gap E: what prints the server's environment (API keys) asks
     Case("printenv-all", "printenv"),
     Case("echo-secret-variable", "echo $OPENAI_API_KEY", allow=("Edit(src/**)",)),
