@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codev_ls.bridge import PermissionRequest
+from codev_ls.permissions.types import parse_mode
 
 if TYPE_CHECKING:
     from codev_ls.engine.context import ToolUseContext
@@ -101,7 +102,8 @@ def grants_of(data: Any, origin: str) -> list[Grant]:
         for folder in perms.get("additionalDirectories") or []:
             if isinstance(folder, str):
                 add("directory", f"additional folder {folder}", folder)
-        mode = perms.get("defaultMode")
+        # As parse_mode reads it (any case, spaces around): "acceptedits" is acceptEdits.
+        mode = parse_mode(perms.get("defaultMode"))
         if mode in ("acceptEdits", "auto"):
             add("mode", f"default mode {mode}", mode)
     hooks = data.get("hooks")
@@ -165,7 +167,9 @@ def held_settings(parsed: Settings, held: Iterable[Grant], root: Path) -> Settin
     held = list(held)
     if not held:
         return parsed
-    allow = {json.loads(g.canonical)[1] for g in held if g.kind == "allow"}
+    # Compared as parsed rules, as they are in force: `Bash(*)`, `Bash ` and `Bash` are one
+    # rule, `Bash( touch:* )` is `Bash(touch:*)`.
+    allow = {_rule_text(json.loads(g.canonical)[1]) for g in held if g.kind == "allow"}
     folders = {_folder(json.loads(g.canonical)[1], root) for g in held if g.kind == "directory"}
     hooks = {tuple(json.loads(g.canonical)[1][:3]) for g in held if g.kind == "hook"}
     mode_held = any(g.kind == "mode" for g in held)
@@ -186,6 +190,16 @@ def held_settings(parsed: Settings, held: Iterable[Grant], root: Path) -> Settin
                 kept.append(HookMatcher(m.matcher, commands, m.origin))
         out.hooks[event] = kept
     return out
+
+
+def _rule_text(text: str) -> str:
+    """A rule as written, in the form the parsed rule has (its ``text``)."""
+    from codev_ls.permissions.rules import RuleSyntaxError, parse_rule
+
+    try:
+        return parse_rule(text).text
+    except RuleSyntaxError:
+        return text
 
 
 def _folder(text: str, root: Path) -> Path:
