@@ -808,6 +808,32 @@ CASES = [
         deny=("Bash(rm:*)",),
         mode="bypassPermissions",
     ),
+    # ---- found while fixing audit2: the same families, other spellings
+    # Backticks in an unquoted heredoc body are text *between* tree-sitter's nodes.
+    Case("heredoc-body-backticks", "cat <<EOF\n`touch PWNED`\nEOF"),
+    # `{NAME}>file` assigns the new fd's number to NAME: PATH=10, then `ls` is looked
+    # up in ./10/ (a folder Edit(src/**) may fill after a `cd src`).
+    Case("fd-variable-path", "echo hi {PATH}>/dev/null; ls", allow=(*E, "Bash(ls:*)")),
+    # git's own options pick the repository: a planted one under src/ is still planted.
+    *(
+        Case(
+            f"git-global-planted-{name}",
+            command,
+            allow=("Bash(git:*)",),
+            setup=plant_bare_repo,
+        )
+        for name, command in (
+            ("C", "git -C src/q status --short"),
+            ("git-dir", "git --git-dir=src/q --work-tree=. status --short"),
+        )
+    ),
+    # Configuration that makes git run a program from a model-written file or folder.
+    Case(
+        "git-hooks-path",
+        "mkdir -p src/h && git -c core.hooksPath=src/h commit --allow-empty -qm x",
+        allow=("Bash(git:*)", "Bash(mkdir:*)", "Edit(src/**)"),
+        setup=git_init,
+    ),
     # ---- gap E: what prints the server's environment (API keys) asks
     Case("printenv-all", "printenv"),
     Case("echo-secret-variable", "echo $OPENAI_API_KEY", allow=("Edit(src/**)",)),
@@ -891,6 +917,14 @@ CONTROLS = [
     Case("printf-v-name", 'printf -v now %s x; echo "$now"'),
     Case("read-loop", 'while IFS= read -r line; do echo "$line"; done < src/app.py'),
     Case("arith-literal", "echo $((6 * 7)) ${HOME:1:2}"),
+    # audit2 controls: loops, default values, heredocs and git read commands as every day.
+    Case("for-loop-files", 'for f in src/*.py; do echo "$f"; done'),
+    Case("default-value", 'echo "${NAME:-world}" ${x:=1}'),
+    Case("heredoc-plain", "cat <<EOF\nhello $HOME\nEOF"),
+    Case("heredoc-tabs", "cat <<-EOF\n\thello\n\tEOF"),
+    Case("cd-src-ls", "cd src && ls -la && grep -rn print ."),
+    Case("git-read", "git status --short && git log --oneline -3 && git diff --stat"),
+    Case("diff-files", "diff src/app.py src/app.py", deny=("Read(foo.txt)",)),
     Case("write-src", tool="Write", input={"file_path": "{ws}/src/new.py", "content": "x = 1\n"}),
     Case("bypass", "touch made", allow=(), mode="bypassPermissions"),
 ]
