@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import time
 import uuid
@@ -71,11 +72,31 @@ DANGEROUS_REASON = (
 )
 
 # The shell wrapper: runs the command with `eval`, and on exit records where it ended up.
-# The command and the file arrive as arguments, so nothing in them is ever re-quoted.
+# The command arrives as an argument, so nothing in it is ever re-quoted. Where the
+# directory is recorded is nothing the command can change: the file is opened on a
+# descriptor before the command runs (no variable names it), and the EXIT trap writes
+# only while that descriptor is still the file whose path (ours, quoted into the trap)
+# it was opened as — a command that re-opens the descriptor elsewhere (`exec 63>x`)
+# or swaps the file for a link gets nothing written.
+CWD_FD = 63
 _SHELL_SCRIPT = (
-    "__codev_cwd_file=$1; __codev_cmd=$2; set --; "
-    "trap 'pwd -P >| \"$__codev_cwd_file\" 2>/dev/null' EXIT; "
+    "exec {fd}>{path} || exit 125; __codev_cmd=$1; set --; "
+    "trap '[[ /dev/fd/{fd} -ef {path} ]] && builtin pwd -P >&{fd} 2>/dev/null' EXIT; "
     'eval "unset __codev_cmd; $__codev_cmd"'
+)
+# Variables of the server's environment that change how bash reads or runs the line
+# (start-up files, where `cd x` goes, which options and traces are on): the permission
+# system judged the line as a plain `bash -c` reads it.
+UNSAFE_SHELL_ENV = (
+    "BASH_ENV",
+    "ENV",
+    "CDPATH",
+    "GLOBIGNORE",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "BASH_XTRACEFD",
+    "PS4",
+    "PROMPT_COMMAND",
 )
 
 _NETWORK_ERRORS = re.compile(
@@ -398,13 +419,16 @@ def overwrites_files(command: str) -> bool:
 
 
 def shell_argv(command: str, cwd_file: str) -> list[str]:
-    """``bash -c`` running ``command`` and recording its final directory in ``cwd_file``."""
+    """``bash -c`` running ``command`` and recording its final directory in ``cwd_file``
+    (a path this module chose: it is quoted into the wrapper, the command is not)."""
     shell = shutil.which("bash") or "/bin/sh"
-    return [shell, "-c", _SHELL_SCRIPT, "bash", cwd_file, command]
+    script = _SHELL_SCRIPT.replace("{fd}", str(CWD_FD)).replace("{path}", shlex.quote(cwd_file))
+    return [shell, "-c", script, "bash", command]
 
 
 def command_env(sandboxed: bool) -> dict[str, str]:
-    """The command's environment: ours, with pagers and git prompts turned off."""
+    """The command's environment: ours, with pagers and git prompts turned off and the
+    variables that would make bash run the line otherwise than it was judged removed."""
     env = dict(os.environ)
     env.update(
         {
@@ -416,6 +440,8 @@ def command_env(sandboxed: bool) -> dict[str, str]:
     )
     if sandboxed:
         env["TMPDIR"] = "/tmp"
+    for name in UNSAFE_SHELL_ENV:
+        env.pop(name, None)
     return env
 
 
