@@ -15,8 +15,8 @@ two files grant is held until the user approves it:
   acceptEdits edits, need no question);
 - ``permissions.defaultMode`` ``acceptEdits`` or ``auto`` (``bypassPermissions``
   is never taken from these files);
-- ``sandbox.enabled: false``, ``sandbox.allowNetwork: true`` and
-  ``sandbox.writePaths``.
+- ``sandbox.enabled: false``, ``sandbox.allowNetwork: true``,
+  ``sandbox.allowUnixSockets: true`` and ``sandbox.writePaths``.
 
 What only restricts — deny and ask rules, ``plan``/``default`` modes — is in
 force at once. The user's own settings (``$CODEV_CONFIG_DIR/settings.json``)
@@ -123,6 +123,8 @@ def grants_of(data: Any, origin: str) -> list[Grant]:
             add("sandbox", "sandbox turned off", "enabled=false")
         if sandbox.get("allowNetwork") is True:
             add("sandbox", "network allowed in the sandbox", "allowNetwork=true")
+        if sandbox.get("allowUnixSockets") is True:
+            add("sandbox", "host Unix sockets reachable from the sandbox", "allowUnixSockets=true")
         for folder in sandbox.get("writePaths") or []:
             if isinstance(folder, str):
                 add("sandbox", f"sandbox may write {folder}", ["writePaths", folder])

@@ -286,15 +286,25 @@ class BashTool(Tool):
         cwd_host = private_tmp / cwd_name
         cwd_seen = f"/tmp/{cwd_name}" if sandboxed else str(cwd_host)
         argv = shell_argv(input.command, cwd_seen)
-        if sandboxed:
-            argv = sandbox.wrap(argv, session=ctx.session, cwd=cwd)
+        confined = sandbox.wrap(argv, session=ctx.session, cwd=cwd) if sandboxed else None
+        if confined is not None:
+            argv = confined.argv
         out_path = ctx.session.data_dir / "bash" / f"{_safe_name(ctx.tool_use_id)}.log"
         sink = OutputSink(out_path, keep_bytes=INLINE_LIMIT_CHARS * 4)
-        proc = GroupProcess(argv, cwd=cwd, env=command_env(sandboxed), sink=sink)
+        proc = GroupProcess(
+            argv,
+            cwd=cwd,
+            env=command_env(sandboxed),
+            sink=sink,
+            pass_fds=confined.pass_fds if confined is not None else (),
+        )
         try:
             proc.start()
         except OSError as exc:
             raise ToolError(f"The command could not be started: {exc}") from exc
+        finally:
+            if confined is not None:
+                confined.close_fds()
 
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         progress = asyncio.ensure_future(_report_progress(proc, sink, on_progress))
@@ -317,6 +327,8 @@ class BashTool(Tool):
             if not completed:
                 with contextlib.suppress(OSError):
                     cwd_host.unlink()
+            if confined is not None:
+                notes.extend(confined.finish())
         if completed:
             _update_cwd(ctx, cwd_host, notes)
 
@@ -363,8 +375,10 @@ class BashTool(Tool):
         from codev_ls.tools.tasks import get_task_manager
 
         argv = shell_argv(input.command, "/dev/null")
-        if sandboxed:
-            argv = sandbox.wrap(argv, session=ctx.session, cwd=cwd)
+        confined = sandbox.wrap(argv, session=ctx.session, cwd=cwd) if sandboxed else None
+        if confined is not None:
+            argv = confined.argv
+            notes = [*confined.finish_before(), *notes]
         manager = get_task_manager(ctx.engine)
         try:
             task = manager.start(
@@ -376,9 +390,13 @@ class BashTool(Tool):
                 session=ctx.session,
                 sandboxed=sandboxed,
                 timeout_ms=input.timeout,
+                pass_fds=confined.pass_fds if confined is not None else (),
             )
         except OSError as exc:
             raise ToolError(f"The command could not be started: {exc}") from exc
+        finally:
+            if confined is not None:
+                confined.close_fds()
         lines = [
             f"Started in the background as task {task.id}.",
             f'Read its output with TaskOutput (task_id "{task.id}"); stop it with TaskStop.',
@@ -576,7 +594,9 @@ def _sandbox_prompt() -> str:
         "Sandbox: on (bubblewrap), unless the user turned it off in the settings. Commands "
         "can write only inside the workspace and /tmp (a private /tmp for this session); the "
         "rest of the filesystem is read-only, and the network is blocked unless the user "
-        "allowed it (`sandbox.allowNetwork`). Processes started by a command end with it. If "
+        "allowed it (`sandbox.allowNetwork`); Unix sockets cannot be created (the host's "
+        "docker, D-Bus or agent sockets are out of reach). Processes started by a command "
+        "end with it. If "
         "a command fails because of the sandbox (read-only file system, no network), say so; "
         "rerunning it with `dangerouslyDisableSandbox: true` asks the user for permission."
     )
