@@ -449,6 +449,7 @@ class _Judge:
             paths: list[_Path] = []
             for arg in args:
                 paths.extend(self._shell_paths(arg.word, arg.dynamic, cwds, via))
+            paths.extend(self._working_folders(cmd, cwds, via))
             if cmd.open_args and any(r.reads_file for r in cmd.redirects):
                 paths.append(_Path(self.cwd, self.cwd, f"{via} (arguments read from a file)", True))
             elif cmd.open_args and not _fed_by_listing(parsed, cmd):
@@ -480,6 +481,30 @@ class _Judge:
                 facts.command_reads[index] = paths
             else:
                 facts.maybe_writes.extend(paths)
+
+    def _working_folders(
+        self, cmd: shell.SimpleCommand, cwds: list[Path | None], via: str
+    ) -> list[_Path]:
+        """A command runs in the line's working folder and reads there without naming it
+        (`cd && ls -a`, `cd && grep -r x`, `date --file=.bashrc` after `cd`): a working
+        folder outside the workspace, or one only known at run time (`cd -`, `cd "$d"`),
+        is a folder the command reads. Programs that read no files (echo, printf, pwd,
+        test...) are left out; their globs are judged as paths."""
+        if cmd.assignment_only or not cmd.argv:
+            return []
+        if os.path.basename(cmd.name) in shell.ARGS_NOT_PATHS:
+            return []
+        out: list[_Path] = []
+        for base in cwds:
+            if base is None:
+                out.append(
+                    _Path(
+                        self.cwd, self.cwd, f"{via} (run in a folder only known at run time)", True
+                    )
+                )
+            elif not is_inside(base, self.workspace):
+                out.append(_Path(base, base, f"{via} (run in {base})", is_dir=True))
+        return out
 
     def _listing_escape(
         self, parsed: shell.ParsedCommand, cmd: shell.SimpleCommand, cwds: list[Path | None]
@@ -717,7 +742,7 @@ class _Judge:
             return
         index = parsed.commands.index(cmd)
         if os.path.basename(cmd.name) == "git":
-            untrusted = self._untrusted_repository(facts)
+            untrusted = self._untrusted_repository(facts, cmd)
             if untrusted is not None:
                 part.problem = f"{part.label} {untrusted}"
                 part.must_ask = True
@@ -777,13 +802,26 @@ class _Judge:
         part.problem = f"{part.label} needs approval ({problem})"
         part.suggestion = _command_rule(cmd, self.tool.name)
 
-    def _untrusted_repository(self, facts: _Facts) -> str | None:
+    def _untrusted_repository(
+        self, facts: _Facts, cmd: shell.SimpleCommand | None = None
+    ) -> str | None:
         """Why git, run where this line may run it, could read a repository config the
-        model could have written (and run the programs it names), or None."""
+        model could have written (and run the programs it names), or None. ``git -C
+        DIR`` starts git's search in DIR; ``--git-dir=DIR`` names the repository."""
+        options = shell.git_global_options(cmd) if cmd is not None else []
         for base in facts.cwds or [self.cwd]:
             if base is None:
                 return "runs git in a folder only known at run time"
-            problem = repository_problem(base, self.root, self.workspace)
+            start: Path = base
+            git_dir: Path | None = None
+            for option, value in options:
+                if option in ("-C", "--git-dir", "--work-tree") and value is None:
+                    return f"runs git with `{option}` naming a folder only known at run time"
+                if option == "-C" and value:
+                    start = real_path(value, start)
+                elif option == "--git-dir" and value:
+                    git_dir = real_path(value, start)
+            problem = repository_problem(start, self.root, self.workspace, git_dir)
             if problem is not None:
                 return problem
         return None

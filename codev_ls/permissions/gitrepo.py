@@ -20,7 +20,9 @@ asks.
 
 Discovery follows git's: from the working folder up, the first folder holding
 ``.git`` (a folder, or a file ``gitdir: PATH``) or looking like a bare
-repository is the repository. A worktree's ``commondir`` is followed too.
+repository (HEAD, and objects/ and refs/ in the folder its ``commondir`` file
+names, or in itself) is the repository. The ``commondir`` is judged too: its
+config is the one git reads.
 """
 
 from __future__ import annotations
@@ -60,12 +62,14 @@ def _gitfile_target(path: Path, base: Path) -> Path | None:
 
 
 def _looks_bare(folder: Path) -> bool:
-    """git's test for a repository folder: HEAD, objects/ and refs/ (``is_git_directory``)."""
-    return (
-        os.path.isfile(folder / "HEAD")
-        and os.path.isdir(folder / "objects")
-        and os.path.isdir(folder / "refs")
-    )
+    """git's test for a repository folder (``is_git_directory``): HEAD in the folder,
+    objects/ and refs/ in its *common* folder — the folder itself, or the one its
+    ``commondir`` file names (a folder holding only HEAD and commondir is a repository
+    whose config is the common folder's)."""
+    if not os.path.isfile(folder / "HEAD"):
+        return False
+    common = _common_dir(folder)
+    return os.path.isdir(common / "objects") and os.path.isdir(common / "refs")
 
 
 def _common_dir(gitdir: Path) -> Path:
@@ -77,13 +81,19 @@ def _common_dir(gitdir: Path) -> Path:
     return real_path(text, gitdir) if text else gitdir
 
 
-def repository_problem(cwd: Path, root: Path, workspace: list[Path]) -> str | None:
-    """Why git run in ``cwd`` would use a repository config the model could have
-    written (so its "read-only" commands could run any program), or None."""
-    found = find_git_dir(cwd)
-    if found is None:
-        return None
-    _, gitdir = found
+def repository_problem(
+    cwd: Path, root: Path, workspace: list[Path], git_dir: Path | None = None
+) -> str | None:
+    """Why git run in ``cwd`` (with ``--git-dir``/``GIT_DIR`` ``git_dir``, when given)
+    would use a repository config the model could have written (so its "read-only"
+    commands could run any program), or None."""
+    if git_dir is not None:
+        gitdir = real_path(git_dir)
+    else:
+        found = find_git_dir(cwd)
+        if found is None:
+            return None
+        _, gitdir = found
     own = real_path(root) / ".git"
     worktrees = own / WORKTREES_DIR  # checkouts, not git folders: nothing there is trusted
     for candidate in (gitdir, _common_dir(gitdir)):

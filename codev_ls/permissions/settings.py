@@ -75,7 +75,7 @@ TOP_LEVEL_KEYS = (
 PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
 MATCHER_KEYS = ("matcher", "hooks")
 HOOK_KEYS = ("type", "command", "timeout")
-SANDBOX_KEYS = ("enabled", "allowNetwork", "writePaths")
+SANDBOX_KEYS = ("enabled", "allowNetwork", "allowUnixSockets", "writePaths")
 
 Reporter = Callable[[str, str], None]  # (level, message)
 

@@ -15,8 +15,8 @@ two files grant is held until the user approves it:
   acceptEdits edits, need no question);
 - ``permissions.defaultMode`` ``acceptEdits`` or ``auto`` (``bypassPermissions``
   is never taken from these files);
-- ``sandbox.enabled: false``, ``sandbox.allowNetwork: true`` and
-  ``sandbox.writePaths``.
+- ``sandbox.enabled: false``, ``sandbox.allowNetwork: true``,
+  ``sandbox.allowUnixSockets: true`` and ``sandbox.writePaths``.
 
 What only restricts — deny and ask rules, ``plan``/``default`` modes — is in
 force at once. The user's own settings (``$CODEV_CONFIG_DIR/settings.json``)
@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codev_ls.bridge import PermissionRequest
+from codev_ls.permissions.types import parse_mode
 
 if TYPE_CHECKING:
     from codev_ls.engine.context import ToolUseContext
@@ -101,7 +102,8 @@ def grants_of(data: Any, origin: str) -> list[Grant]:
         for folder in perms.get("additionalDirectories") or []:
             if isinstance(folder, str):
                 add("directory", f"additional folder {folder}", folder)
-        mode = perms.get("defaultMode")
+        # As parse_mode reads it (any case, spaces around): "acceptedits" is acceptEdits.
+        mode = parse_mode(perms.get("defaultMode"))
         if mode in ("acceptEdits", "auto"):
             add("mode", f"default mode {mode}", mode)
     hooks = data.get("hooks")
@@ -121,6 +123,8 @@ def grants_of(data: Any, origin: str) -> list[Grant]:
             add("sandbox", "sandbox turned off", "enabled=false")
         if sandbox.get("allowNetwork") is True:
             add("sandbox", "network allowed in the sandbox", "allowNetwork=true")
+        if sandbox.get("allowUnixSockets") is True:
+            add("sandbox", "host Unix sockets reachable from the sandbox", "allowUnixSockets=true")
         for folder in sandbox.get("writePaths") or []:
             if isinstance(folder, str):
                 add("sandbox", f"sandbox may write {folder}", ["writePaths", folder])
@@ -165,7 +169,9 @@ def held_settings(parsed: Settings, held: Iterable[Grant], root: Path) -> Settin
     held = list(held)
     if not held:
         return parsed
-    allow = {json.loads(g.canonical)[1] for g in held if g.kind == "allow"}
+    # Compared as parsed rules, as they are in force: `Bash(*)`, `Bash ` and `Bash` are one
+    # rule, `Bash( touch:* )` is `Bash(touch:*)`.
+    allow = {_rule_text(json.loads(g.canonical)[1]) for g in held if g.kind == "allow"}
     folders = {_folder(json.loads(g.canonical)[1], root) for g in held if g.kind == "directory"}
     hooks = {tuple(json.loads(g.canonical)[1][:3]) for g in held if g.kind == "hook"}
     mode_held = any(g.kind == "mode" for g in held)
@@ -186,6 +192,16 @@ def held_settings(parsed: Settings, held: Iterable[Grant], root: Path) -> Settin
                 kept.append(HookMatcher(m.matcher, commands, m.origin))
         out.hooks[event] = kept
     return out
+
+
+def _rule_text(text: str) -> str:
+    """A rule as written, in the form the parsed rule has (its ``text``)."""
+    from codev_ls.permissions.rules import RuleSyntaxError, parse_rule
+
+    try:
+        return parse_rule(text).text
+    except RuleSyntaxError:
+        return text
 
 
 def _folder(text: str, root: Path) -> Path:

@@ -196,8 +196,11 @@ class GroupProcess:
         env: Mapping[str, str] | None,
         sink: OutputSink,
         grace_seconds: float | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> None:
         self.argv = list(argv)
+        # Descriptors the command gets (the sandbox's seccomp filter); the caller owns them.
+        self.pass_fds = tuple(pass_fds)
         self.cwd = str(cwd)
         self.env = dict(env) if env is not None else None
         self.sink = sink
@@ -237,6 +240,7 @@ class GroupProcess:
                 env=self.env,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=self.pass_fds,
             )
         except BaseException:
             os.close(read_fd)

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import time
 import uuid
@@ -71,11 +72,31 @@ DANGEROUS_REASON = (
 )
 
 # The shell wrapper: runs the command with `eval`, and on exit records where it ended up.
-# The command and the file arrive as arguments, so nothing in them is ever re-quoted.
+# The command arrives as an argument, so nothing in it is ever re-quoted. Where the
+# directory is recorded is nothing the command can change: the file is opened on a
+# descriptor before the command runs (no variable names it), and the EXIT trap writes
+# only while that descriptor is still the file whose path (ours, quoted into the trap)
+# it was opened as — a command that re-opens the descriptor elsewhere (`exec 63>x`)
+# or swaps the file for a link gets nothing written.
+CWD_FD = 63
 _SHELL_SCRIPT = (
-    "__codev_cwd_file=$1; __codev_cmd=$2; set --; "
-    "trap 'pwd -P >| \"$__codev_cwd_file\" 2>/dev/null' EXIT; "
+    "exec {fd}>{path} || exit 125; __codev_cmd=$1; set --; "
+    "trap '[[ /dev/fd/{fd} -ef {path} ]] && builtin pwd -P >&{fd} 2>/dev/null' EXIT; "
     'eval "unset __codev_cmd; $__codev_cmd"'
+)
+# Variables of the server's environment that change how bash reads or runs the line
+# (start-up files, where `cd x` goes, which options and traces are on): the permission
+# system judged the line as a plain `bash -c` reads it.
+UNSAFE_SHELL_ENV = (
+    "BASH_ENV",
+    "ENV",
+    "CDPATH",
+    "GLOBIGNORE",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "BASH_XTRACEFD",
+    "PS4",
+    "PROMPT_COMMAND",
 )
 
 _NETWORK_ERRORS = re.compile(
@@ -265,15 +286,25 @@ class BashTool(Tool):
         cwd_host = private_tmp / cwd_name
         cwd_seen = f"/tmp/{cwd_name}" if sandboxed else str(cwd_host)
         argv = shell_argv(input.command, cwd_seen)
-        if sandboxed:
-            argv = sandbox.wrap(argv, session=ctx.session, cwd=cwd)
+        confined = sandbox.wrap(argv, session=ctx.session, cwd=cwd) if sandboxed else None
+        if confined is not None:
+            argv = confined.argv
         out_path = ctx.session.data_dir / "bash" / f"{_safe_name(ctx.tool_use_id)}.log"
         sink = OutputSink(out_path, keep_bytes=INLINE_LIMIT_CHARS * 4)
-        proc = GroupProcess(argv, cwd=cwd, env=command_env(sandboxed), sink=sink)
+        proc = GroupProcess(
+            argv,
+            cwd=cwd,
+            env=command_env(sandboxed),
+            sink=sink,
+            pass_fds=confined.pass_fds if confined is not None else (),
+        )
         try:
             proc.start()
         except OSError as exc:
             raise ToolError(f"The command could not be started: {exc}") from exc
+        finally:
+            if confined is not None:
+                confined.close_fds()
 
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         progress = asyncio.ensure_future(_report_progress(proc, sink, on_progress))
@@ -296,6 +327,8 @@ class BashTool(Tool):
             if not completed:
                 with contextlib.suppress(OSError):
                     cwd_host.unlink()
+            if confined is not None:
+                notes.extend(confined.finish())
         if completed:
             _update_cwd(ctx, cwd_host, notes)
 
@@ -342,8 +375,10 @@ class BashTool(Tool):
         from codev_ls.tools.tasks import get_task_manager
 
         argv = shell_argv(input.command, "/dev/null")
-        if sandboxed:
-            argv = sandbox.wrap(argv, session=ctx.session, cwd=cwd)
+        confined = sandbox.wrap(argv, session=ctx.session, cwd=cwd) if sandboxed else None
+        if confined is not None:
+            argv = confined.argv
+            notes = [*confined.finish_before(), *notes]
         manager = get_task_manager(ctx.engine)
         try:
             task = manager.start(
@@ -355,9 +390,13 @@ class BashTool(Tool):
                 session=ctx.session,
                 sandboxed=sandboxed,
                 timeout_ms=input.timeout,
+                pass_fds=confined.pass_fds if confined is not None else (),
             )
         except OSError as exc:
             raise ToolError(f"The command could not be started: {exc}") from exc
+        finally:
+            if confined is not None:
+                confined.close_fds()
         lines = [
             f"Started in the background as task {task.id}.",
             f'Read its output with TaskOutput (task_id "{task.id}"); stop it with TaskStop.',
@@ -398,13 +437,16 @@ def overwrites_files(command: str) -> bool:
 
 
 def shell_argv(command: str, cwd_file: str) -> list[str]:
-    """``bash -c`` running ``command`` and recording its final directory in ``cwd_file``."""
+    """``bash -c`` running ``command`` and recording its final directory in ``cwd_file``
+    (a path this module chose: it is quoted into the wrapper, the command is not)."""
     shell = shutil.which("bash") or "/bin/sh"
-    return [shell, "-c", _SHELL_SCRIPT, "bash", cwd_file, command]
+    script = _SHELL_SCRIPT.replace("{fd}", str(CWD_FD)).replace("{path}", shlex.quote(cwd_file))
+    return [shell, "-c", script, "bash", command]
 
 
 def command_env(sandboxed: bool) -> dict[str, str]:
-    """The command's environment: ours, with pagers and git prompts turned off."""
+    """The command's environment: ours, with pagers and git prompts turned off and the
+    variables that would make bash run the line otherwise than it was judged removed."""
     env = dict(os.environ)
     env.update(
         {
@@ -416,6 +458,8 @@ def command_env(sandboxed: bool) -> dict[str, str]:
     )
     if sandboxed:
         env["TMPDIR"] = "/tmp"
+    for name in UNSAFE_SHELL_ENV:
+        env.pop(name, None)
     return env
 
 
@@ -550,7 +594,9 @@ def _sandbox_prompt() -> str:
         "Sandbox: on (bubblewrap), unless the user turned it off in the settings. Commands "
         "can write only inside the workspace and /tmp (a private /tmp for this session); the "
         "rest of the filesystem is read-only, and the network is blocked unless the user "
-        "allowed it (`sandbox.allowNetwork`). Processes started by a command end with it. If "
+        "allowed it (`sandbox.allowNetwork`); Unix sockets cannot be created (the host's "
+        "docker, D-Bus or agent sockets are out of reach). Processes started by a command "
+        "end with it. If "
         "a command fails because of the sandbox (read-only file system, no network), say so; "
         "rerunning it with `dangerouslyDisableSandbox: true` asks the user for permission."
     )

@@ -112,14 +112,16 @@ class TaskManager:
         session: Session,
         sandboxed: bool,
         timeout_ms: int | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> BackgroundTask:
-        """Spawn ``argv`` now (on the loop's thread) and watch it; returns at once."""
+        """Spawn ``argv`` now (on the loop's thread) and watch it; returns at once.
+        ``pass_fds``: descriptors the command gets (the sandbox's; the caller closes them)."""
         if self.closed:
             raise ToolError("The server is shutting down; no new background tasks start.")
         task_id = f"bash_{uuid.uuid4().hex[:8]}"
         output_path = session.data_dir / "tasks" / f"{task_id}.log"
         sink = OutputSink(output_path, keep_bytes=0, always_file=True)
-        proc = GroupProcess(argv, cwd=cwd, env=env, sink=sink)
+        proc = GroupProcess(argv, cwd=cwd, env=env, sink=sink, pass_fds=pass_fds)
         try:
             proc.start()
         except BaseException:

@@ -320,6 +320,8 @@ class _Walker:
             if root.has_error:
                 self.reasons.append(_syntax_error_reason(root))
             self._statement(root, depth, layers, wrappers)
+            if _MAY_HOLD_CODE.search(data):
+                self._unseen_code(root, depth)
         finally:
             self._src, self._inherited = saved, saved_env
 
@@ -358,6 +360,7 @@ class _Walker:
             words_here = kind in ("for_statement", "case_statement", "case_item")
             if kind == "for_statement":
                 self._for_values(node, depth)
+                self._loop_variable(node)
             if kind == "case_statement" or kind == "case_item":
                 self._case_words(node, depth)
             for child in node.children:
@@ -431,6 +434,15 @@ class _Walker:
             if child.type in _WORD_TYPES:
                 self._word(child, depth)
 
+    def _loop_variable(self, node: Node) -> None:
+        """``for NAME in ...``: each round assigns NAME, as ``NAME=value`` would (``for
+        HOME in src`` re-points what ``git`` reads as the global config)."""
+        name = next((c for c in node.children if c.type == "variable_name"), None)
+        if name is None:
+            return
+        values = " ".join(self._text(c) for c in node.children if c.type in _WORD_TYPES)
+        self._record_assignment(self._text(name), values, f"for {self._text(name)} in …")
+
     def _case_words(self, node: Node, depth: int) -> None:
         for child in node.children:
             if child.type in _WORD_TYPES:
@@ -456,7 +468,8 @@ class _Walker:
         self.redirects.extend(redirects)
         if body is not None:
             if body.type == "command":
-                self._command(body, depth, layers, wrappers, redirects)
+                starts = frozenset(c.start_byte for c in node.children if c.type in _REDIRECTS)
+                self._command(body, depth, layers, wrappers, redirects, starts)
             else:
                 self._statement(body, depth, layers, wrappers)
         elif redirects:
@@ -523,12 +536,13 @@ class _Walker:
 
     def _heredoc(self, node: Node, depth: int, trailing: list[Node]) -> list[Redirect]:
         out: list[Redirect] = []
-        quoted = False
+        found = _heredoc_delimiter(node, self._src)
+        quoted = found is not None and found[1]
+        self._heredoc_extent(node, found)
         for child in node.children:
             kind = child.type
             if kind == "heredoc_start":
-                text = self._text(child)
-                quoted = any(q in text for q in ("'", '"', "\\"))
+                continue
             elif kind == "heredoc_body":
                 if not quoted:
                     # An unquoted body is expanded: `$(...)` in it runs.
@@ -547,6 +561,27 @@ class _Walker:
         out.append(Redirect("<<", "", "heredoc"))
         return out
 
+    def _heredoc_extent(self, node: Node, found: tuple[str, bool] | None) -> None:
+        """A heredoc must end where bash ends it: bash joins an unquoted body's
+        continued lines before comparing them with the delimiter (``EO\\⏎F`` ends
+        ``<<EOF``), tree-sitter does not. Where the two disagree, what bash runs after
+        the heredoc is not what was parsed."""
+        end = next((c for c in node.children if c.type == "heredoc_end"), None)
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        if found is None or start is None or end is None:
+            return
+        delimiter, quoted = found
+        strip = any(c.type == "<<-" for c in node.children)
+        bash_end = _bash_heredoc_end(
+            self._src, start.end_byte, delimiter, quoted=quoted, strip_tabs=strip
+        )
+        gap = self._src[bash_end : end.start_byte] if bash_end is not None else b"x"
+        if bash_end != end.start_byte and not (strip and gap.strip(b"\t") == b""):
+            self.reasons.append(
+                f"bash and the shell parser disagree where the heredoc ending in {delimiter!r} "
+                "ends (bash joins lines continued by a backslash first)"
+            )
+
     # ---------------------------------------------------------------- commands
 
     def _command(
@@ -556,13 +591,29 @@ class _Walker:
         layers: tuple[tuple[str, ...], ...],
         wrappers: tuple[str, ...],
         extra_redirects: Sequence[Redirect] = (),
+        redirect_starts: frozenset[int] = frozenset(),
     ) -> None:
         env: list[tuple[str, str]] = list(self._inherited)
         words: list[_Word] = []
         redirects: list[Redirect] = list(extra_redirects)
         trailing: list[Node] = []
+        starts = redirect_starts | {c.start_byte for c in node.children if c.type in _REDIRECTS}
         for child in node.children:
             kind = child.type
+            if kind in ("word", "concatenation") and child.end_byte in starts:
+                fd_var = _FD_VARIABLE.fullmatch(self._text(child))
+                if fd_var is not None:
+                    # `{NAME}>file`: bash opens a new fd and assigns its number to NAME
+                    # (no argument of the command): `echo {PATH}>/dev/null` sets PATH.
+                    if fd_var.group(2):
+                        self.reasons.append(
+                            f"`{self._text(child)}` names an array element, whose subscript "
+                            "bash evaluates (which can run code)"
+                        )
+                    self._substitutions(child, depth)
+                    name = fd_var.group(1)
+                    self._record_assignment(name, "", f"{self._text(child)}> → {name}")
+                    continue
             if kind == "variable_assignment":
                 name, value = self._assignment(child, depth)
                 env.append((name, value))
@@ -632,6 +683,10 @@ class _Walker:
             self.reasons.append("it defines an alias, which can change what later commands do")
         self._variable_effects(words)
         self._runs_programs(words, env, depth, wrappers)
+        if depth > MAX_DEPTH:
+            self.reasons.append("commands nested too deeply to follow")
+            self.commands.append(cmd)
+            return
         inner = _look_through(self, words, depth)
         if inner is None:
             self.commands.append(cmd)
@@ -714,6 +769,7 @@ class _Walker:
         ]
         if base == "git":
             found += [(label, value, "") for label, value in _git_program_config(words)]
+            self.reasons.extend(_git_config_problems(words))
         # Env prefixes whose value is a command the program runs (`GIT_SSH_COMMAND='...'`).
         # Only the command's own prefixes: inherited ones were judged where they were set.
         inherited = list(self._inherited)
@@ -744,8 +800,8 @@ class _Walker:
     def _variable_effects(self, words: list[_Word]) -> None:
         """Builtins that set variables or look up names held in values.
 
-        ``printf -v NAME``, ``read NAME``, ``mapfile NAME``, ``getopts OPTS NAME`` set
-        NAME as an assignment would (``printf -v PATH ...`` re-points every later
+        ``printf -v NAME``, ``read NAME``, ``mapfile NAME``, ``getopts OPTS NAME``,
+        ``wait -p NAME`` set NAME as an assignment would (``printf -v PATH ...`` re-points every later
         command): each is recorded as a plain assignment, judged like ``NAME=...``.
         A NAME, or the operand of ``test -v``, only known at run time can be an array
         subscript ('a[$(cmd)]'), which bash evaluates — running the command.
@@ -760,7 +816,9 @@ class _Walker:
                         "at run time, which can run code"
                     )
             return
-        if base == "printf":
+        if base == "wait":
+            names.extend(_option_value(words, "p", flags="fn"))
+        elif base == "printf":
             i = 1
             while i < len(words) and words[i].value.startswith("-") and not words[i].dynamic:
                 if words[i].value == "--":
@@ -816,14 +874,66 @@ class _Walker:
                     f"`{base}` sets a variable named {w.source!r}, which bash can evaluate as code"
                 )
                 continue
-            self.commands.append(
-                SimpleCommand(
-                    argv=(),
-                    text=f"{base} → {w.value}",
-                    env=((w.value, ""),),
-                    assignment_only=True,
-                )
+            self._record_assignment(w.value, "", f"{base} → {w.value}")
+
+    def _record_assignment(self, name: str, value: str, text: str) -> None:
+        """A variable set by other means than ``NAME=value`` (a loop, ``${NAME:=v}``,
+        ``read``, ``wait -p``, ``{NAME}>file``): judged as that assignment would be."""
+        self._prompt_check(name, value)
+        self.commands.append(
+            SimpleCommand(argv=(), text=text, env=((name, value),), assignment_only=True)
+        )
+
+    def _unseen_code(self, root: Node, depth: int) -> None:
+        """Text of the tree the walk did not descend into that bash would still expand:
+        a leaf (tree-sitter reads ``${x#$(cmd)}``'s pattern and ``${x-`cmd`}``'s word as
+        one leaf each) or the text between children (an unquoted heredoc's backticks).
+        Any ``$(``, backtick, ``${``, ``$[``, ``<(`` or ``>(`` there is code bash runs and
+        this module did not see: the line is not fully understood, and the text is parsed
+        on its own so that deny and ask rules see what it runs (as shadows)."""
+        src = self._src
+        found: list[bytes] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in _LITERAL_NODES:
+                continue
+            if (
+                kind == "command_substitution"
+                and src[node.start_byte : node.start_byte + 1] == b"`"
+            ):
+                continue  # parsed again as bash reads it (_backticks)
+            if kind == "heredoc_redirect" and _quoted_heredoc(node, src):
+                continue
+            children = node.children
+            if not children:
+                if node.is_named and _code_opener(src[node.start_byte : node.end_byte]):
+                    found.append(src[node.start_byte : node.end_byte])
+                continue
+            pos = node.start_byte
+            for child in children:
+                if child.start_byte > pos and _code_opener(src[pos : child.start_byte]):
+                    found.append(src[pos : child.start_byte])
+                pos = max(pos, child.end_byte)
+            if node.end_byte > pos and _code_opener(src[pos : node.end_byte]):
+                found.append(src[pos : node.end_byte])
+            stack.extend(children)
+        for raw in found:
+            text = raw.decode("utf-8", "surrogateescape")
+            self.reasons.append(
+                f"{_clip(text)!r} holds a substitution the shell parser does not see into"
             )
+            if depth + 1 > MAX_DEPTH:
+                continue
+            # Read as a script and as the inside of a double-quoted word (a pattern, a
+            # heredoc's text): whichever finds the substitutions.
+            quoted = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            for script in (text, f": {quoted}"):
+                guess = _Walker()
+                guess._inherited = self._inherited
+                guess.parse_script(script, depth=depth + 1, layers=(), wrappers=())
+                self.shadows.extend([*guess.commands, *guess.shadows])
 
     def _assignment(self, node: Node, depth: int) -> tuple[str, str]:
         name = ""
@@ -874,11 +984,16 @@ class _Walker:
                 env.append((name, value))
                 words.append(_Word(f"{name}={value}", False, self._text(child)))
             elif child.type == "variable_name":
-                words.append(_Word(self._text(child), False, self._text(child)))
+                name = self._text(child)
+                words.append(_Word(name, False, name))
+                if not _declares_functions_or_prints(words):
+                    env.append((name, ""))
             elif child.type in _WORD_TYPES:
                 word = self._word(child, depth)
                 words.append(word)
-                self._declared_word(word, env, words[0].value if words else "")
+                self._declared_word(
+                    word, env, words[0].value if words else "", _declares_functions_or_prints(words)
+                )
             else:
                 self.reasons.append(f"unsupported declaration syntax ({child.type})")
         argv = tuple(w.value for w in words)
@@ -894,7 +1009,9 @@ class _Walker:
             )
         )
 
-    def _declared_word(self, word: _Word, env: list[tuple[str, str]], builtin: str) -> None:
+    def _declared_word(
+        self, word: _Word, env: list[tuple[str, str]], builtin: str, printing: bool = False
+    ) -> None:
         """A word operand of ``export``/``declare``/``local``...: quoted or not, bash reads
         it as ``NAME=value`` or ``NAME`` (``export "PATH=/tmp/x"`` sets PATH as
         ``PATH=/tmp/x`` would). A name only known at run time can be PATH, or an array
@@ -910,6 +1027,10 @@ class _Walker:
         elif eq:
             self._prompt_check(name, value)
             env.append((name, value))
+        elif not printing:
+            # `export NAME`: NAME (set by `for NAME in`, `${NAME:=}`, `read NAME`...) now
+            # reaches every program started later, as `export NAME=value` would.
+            env.append((name, ""))
 
     def _test_command(self, node: Node, depth: int) -> None:
         """``[[ ... ]]``: a read-only test; words inside may hold substitutions."""
@@ -1103,6 +1224,16 @@ class _Walker:
                 continue
             if not seen_name:
                 continue
+            if child.type in (":=", "=") and not substring:
+                # `${NAME:=value}` / `${NAME=value}` assign NAME when it is unset or empty.
+                target = next(
+                    (c for c in children if c.type in ("variable_name", "subscript")), None
+                )
+                if target is not None:
+                    name = self._text(target).split("[", 1)[0]
+                    operand = source[source.index(child.type, 1) + len(child.type) : -1]
+                    self._record_assignment(name, operand, f"{_clip(source)} → {name}")
+                continue
             if child.type == ":":
                 substring = True  # `${x:offset:length}`: both are arithmetic
                 continue
@@ -1122,6 +1253,116 @@ class _Walker:
                 self._word(cur, depth)
             else:
                 stack.extend(cur.children)
+
+
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# `{NAME}` right before a redirection operator: bash stores the new fd's number in NAME.
+_FD_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(\[.*\])?\}", re.DOTALL)
+# Text that may open a substitution (a fast test before walking the tree for unseen code).
+_MAY_HOLD_CODE = re.compile(rb"`|\$[({\[]|[<>]\(")
+# Leaves whose text bash takes literally.
+_LITERAL_NODES = name_set("raw_string ansi_c_string comment heredoc_start heredoc_end")
+
+
+def _code_opener(text: bytes) -> bool:
+    """Whether ``text`` holds an unescaped backtick, ``$(``, ``${``, ``$[``, ``<(`` or
+    ``>(`` (a backslash escapes the next character, as in words and heredoc bodies)."""
+    if not _MAY_HOLD_CODE.search(text):
+        return False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i : i + 1]
+        if c == b"\\":
+            i += 2
+            continue
+        if c == b"`":
+            return True
+        if c in (b"$", b"<", b">") and i + 1 < n:
+            nxt = text[i + 1 : i + 2]
+            if nxt == b"(" or (c == b"$" and nxt in (b"{", b"[")):
+                return True
+        i += 1
+    return False
+
+
+def _heredoc_delimiter(node: Node, src: bytes) -> tuple[str, bool] | None:
+    """A heredoc redirection's delimiter after quote removal, and whether it was
+    quoted (a quoted delimiter makes the body literal). None: no delimiter found."""
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    if start is None:
+        return None
+    raw = src[start.start_byte : start.end_byte].decode("utf-8", "surrogateescape")
+    quoted = any(q in raw for q in ("'", '"', "\\"))
+    out: list[str] = []
+    i = 0
+    quote = ""
+    while i < len(raw):
+        ch = raw[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "\\" and quote == '"' and i + 1 < len(raw):
+                i += 1
+                out.append(raw[i])
+            else:
+                out.append(ch)
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch == "\\" and i + 1 < len(raw):
+            i += 1
+            out.append(raw[i])
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out), quoted
+
+
+def _quoted_heredoc(node: Node, src: bytes) -> bool:
+    found = _heredoc_delimiter(node, src)
+    return found is not None and found[1]
+
+
+def _bash_heredoc_end(
+    src: bytes, after: int, delimiter: str, *, quoted: bool, strip_tabs: bool
+) -> int | None:
+    """Where bash finds the line ending a heredoc whose ``<<WORD`` ends at byte ``after``:
+    the start of that line, or None when the input ends first. The body starts after
+    the end of the command line; with an unquoted delimiter, a line ending in a
+    backslash continues on the next before it is compared (``EO\\⏎F`` is ``EOF``)."""
+    newline = src.find(b"\n", after)
+    if newline < 0:
+        return None
+    pos = newline + 1
+    want = delimiter.encode("utf-8", "surrogateescape")
+    while pos <= len(src):
+        start = pos
+        line = b""
+        while True:
+            end = src.find(b"\n", pos)
+            piece = src[pos:] if end < 0 else src[pos:end]
+            pos = len(src) + 1 if end < 0 else end + 1
+            backslashes = len(piece) - len(piece.rstrip(b"\\"))
+            if not quoted and backslashes % 2 == 1 and end >= 0:
+                line += piece[:-1]
+                continue
+            line += piece
+            break
+        if strip_tabs:
+            line = line.lstrip(b"\t")
+        if line == want:
+            return start
+        if pos > len(src):
+            return None
+    return None
+
+
+def _declares_functions_or_prints(words: list[_Word]) -> bool:
+    """``declare -p``/``-f``/``-F``, ``export -p``/``-f``, ``unset -f``: the names are
+    printed or are functions, not variables set or exported."""
+    return any(
+        not w.dynamic and w.value[:1] in ("-", "+") and any(c in "pfF" for c in w.value[1:])
+        for w in words[1:]
+    )
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -1294,6 +1535,36 @@ def _static(words: Sequence[_Word]) -> bool:
     return all(not w.dynamic for w in words)
 
 
+def _option_value(words: list[_Word], letter: str, *, flags: str) -> list[_Word]:
+    """The values of a builtin's short option ``letter`` (``wait -n -p NAME``, ``-npNAME``),
+    read as bash's getopt reads them: options end at ``--`` or the first operand. A word
+    only known at run time among the options may be the option itself: returned too."""
+    out: list[_Word] = []
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w.dynamic:
+            out.append(w)
+            i += 1
+            continue
+        v = w.value
+        if v == "--" or not v.startswith("-") or len(v) < 2:
+            break
+        for j, c in enumerate(v[1:], 1):
+            if c == letter:
+                rest = v[j + 1 :]
+                if rest:
+                    out.append(_Word(rest, False, w.source))
+                elif i + 1 < len(words):
+                    out.append(words[i + 1])
+                    i += 1
+                break
+            if c not in flags:
+                break
+        i += 1
+    return out
+
+
 def _take_options(
     words: list[_Word],
     start: int,
@@ -1454,6 +1725,8 @@ def _look_through(walker: _Walker, words: list[_Word], depth: int) -> _Inner | N
         return _Inner("shadow", base)
     if base in _EXEC_RUNNERS:
         return _exec_runner(words, base)
+    if base == "git":
+        return _git_alias(walker, words)
     if base == "busybox":
         # `busybox rm x` runs the applet rm.
         return _Inner("words", base, words=rest) if rest and not rest[0].dynamic else None
@@ -1614,8 +1887,7 @@ def _git_program_config(words: list[_Word]) -> list[tuple[str, _Word | None]]:
             continue
         key, eq, value = item.value.partition("=")
         key = key.casefold()
-        program = key in _GIT_PROGRAM_KEYS or key.endswith((".textconv", ".command", ".cmd"))
-        program = program or key.startswith(("filter.", "pager.", "browser.", "man."))
+        program = _git_program_key(key)
         if key.startswith("alias.") and value.startswith("!"):
             program, value = True, value[1:]
         if not program:
@@ -1625,6 +1897,163 @@ def _git_program_config(words: list[_Word]) -> list[tuple[str, _Word | None]]:
         elif eq and value.strip() and value.strip() not in ("true", "false", "cat", "less"):
             out.append((f"-c {key}", _Word(value, False, item.source)))
     return out
+
+
+# git's global options (before the subcommand) that take a value, as a separate word
+# or (long ones) after `=`.
+_GIT_GLOBAL_VALUED = name_set(
+    "-c -C --git-dir --work-tree --namespace --config-env --super-prefix --exec-path "
+    "--list-cmds --attr-source"
+)
+_GIT_GLOBAL_FLAGS = name_set(
+    "-p -P --paginate --no-pager --bare --literal-pathspecs --glob-pathspecs "
+    "--noglob-pathspecs --icase-pathspecs --no-optional-locks --no-replace-objects "
+    "--no-lazy-fetch --no-advice --html-path --man-path --info-path --version --help -v -h"
+)
+# `git -c KEY=...` keys that only change how git shows or records things (never which
+# program runs, which files it reads its configuration from, or where it writes).
+_GIT_SAFE_CONFIG = name_set(
+    "core.quotepath core.abbrev core.autocrlf core.safecrlf core.filemode core.ignorecase "
+    "core.precomposeunicode core.whitespace core.commentchar core.commentstring "
+    "user.name user.email author.name author.email committer.name committer.email "
+    "commit.gpgsign tag.gpgsign init.defaultbranch safe.barerepository "
+    "diff.noprefix diff.mnemonicprefix diff.relative diff.renames diff.algorithm "
+    "diff.context diff.interhunkcontext diff.indentheuristic diff.colormoved "
+    "diff.statgraphwidth log.showsignature log.decorate log.date log.abbrevcommit "
+    "log.follow log.mailmap log.showroot format.pretty status.short status.branch "
+    "status.showuntrackedfiles status.relativepaths merge.conflictstyle merge.ff "
+    "merge.stat pull.rebase pull.ff rebase.autosquash rebase.autostash rebase.stat "
+    "fetch.prune gc.auto gc.autodetach maintenance.auto i18n.commitencoding "
+    "i18n.logoutputencoding blame.date blame.coloring grep.linenumber "
+    "grep.extendedregexp grep.patterntype branch.sort tag.sort versionsort.suffix "
+    "protocol.version"
+)
+_GIT_SAFE_CONFIG_SECTIONS = ("color.", "advice.", "column.")
+
+
+def _git_globals(words: list[_Word]) -> tuple[list[tuple[str, _Word | None]], int | None]:
+    """git's global options as (option, value) pairs, and the index of the subcommand
+    (None: an option not known, or one only known at run time, comes first)."""
+    out: list[tuple[str, _Word | None]] = []
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w.dynamic:
+            return out, None
+        v = w.value
+        if not v.startswith("-"):
+            return out, i
+        key, eq, value = v.partition("=")
+        if key in _GIT_GLOBAL_VALUED:
+            if eq:
+                out.append((key, _Word(value, False, w.source)))
+                i += 1
+            elif key == "--exec-path":
+                out.append((key, None))  # alone: prints where git's programs are
+                i += 1
+            else:
+                out.append((key, words[i + 1] if i + 1 < len(words) else None))
+                i += 2
+            continue
+        if v.startswith("-c") and len(v) > 2 and not v.startswith("--"):
+            out.append(("-c", _Word(v[2:], False, w.source)))
+            i += 1
+            continue
+        if v in _GIT_GLOBAL_FLAGS:
+            out.append((v, None))
+            i += 1
+            continue
+        return out, None
+    return out, None
+
+
+def git_global_options(cmd: SimpleCommand) -> list[tuple[str, str | None]]:
+    """A git command's global options (``-C DIR``, ``--git-dir=DIR``, ``-c K=V``...) as
+    (option, value); a value only known at run time is None."""
+    words = [_Word(w, i in cmd.dynamic, w) for i, w in enumerate(cmd.argv)]
+    return [
+        (option, None if value is None or value.dynamic else value.value)
+        for option, value in _git_globals(words)[0]
+    ]
+
+
+def _git_config_items(words: list[_Word]) -> list[tuple[str, str, str, _Word]]:
+    """``git -c KEY=VALUE`` and ``--config-env KEY=ENVVAR`` among the global options:
+    (option, key casefolded, value, the word)."""
+    out = []
+    for option, value in _git_globals(words)[0]:
+        if option in ("-c", "--config-env") and value is not None:
+            key, _, rest = value.value.partition("=")
+            out.append((option, key.casefold(), rest, value))
+    return out
+
+
+def _git_config_problems(words: list[_Word]) -> list[str]:
+    """Why a git line's own configuration (``-c``, ``--config-env``, ``--exec-path=``)
+    makes what it runs unknown: a key that is neither harmless, nor a program this
+    module parses (``core.pager``, ``alias.x=!cmd``: judged as commands), nor an alias
+    of a git subcommand (looked through). ``include.path`` reads a whole config from a
+    file; ``core.hooksPath``, ``protocol.ext.allow``, ``core.gitProxy`` and the rest can
+    each make git run a program of the line's choosing."""
+    problems: list[str] = []
+    for option, value in _git_globals(words)[0]:
+        if option == "--exec-path" and value is not None:
+            problems.append("`git --exec-path=DIR` runs git's programs from DIR")
+    for option, key, _value, word in _git_config_items(words):
+        if key in _GIT_SAFE_CONFIG or key.startswith(_GIT_SAFE_CONFIG_SECTIONS):
+            continue
+        if (
+            option == "-c"
+            and not word.dynamic
+            and (_git_program_key(key) or key.startswith("alias."))
+        ):
+            continue  # parsed as a command (_git_program_config) or looked through
+        shown = word.source if word.source.startswith(option) else f"{option} {word.source}"
+        problems.append(
+            f"`git {_clip(shown, 50)}` sets configuration that can make git run programs or "
+            "read configuration not analysed here"
+        )
+    return problems
+
+
+def _git_program_key(key: str) -> bool:
+    return (
+        key in _GIT_PROGRAM_KEYS
+        or key.endswith((".textconv", ".command", ".cmd"))
+        or key.startswith(("filter.", "pager.", "browser.", "man."))
+    )
+
+
+def _git_alias(walker: _Walker, words: list[_Word]) -> _Inner | None:
+    """``git -c alias.p=reset p --hard`` runs ``git reset --hard``: the subcommand
+    named by a ``-c alias.NAME=...`` of the line is looked through to what it stands
+    for (``!`` aliases are shell commands: :func:`_git_program_config`)."""
+    index = _git_globals(words)[1]
+    if index is None:
+        return None
+    sub = words[index].value.casefold()
+    alias = None
+    for option, key, value, word in _git_config_items(words):
+        if option == "-c" and key == f"alias.{sub}" and not word.dynamic:
+            alias = value
+    if alias is None or alias.lstrip().startswith("!"):
+        return None
+    import shlex
+
+    try:
+        expansion = shlex.split(alias)
+    except ValueError:
+        return _Inner(
+            "unknown", "git alias", reason=f"the git alias `{_clip(alias)}` is not understood"
+        )
+    if not expansion:
+        return None
+    inner = [
+        *words[:index],
+        *(_Word(x, False, x) for x in expansion),
+        *words[index + 1 :],
+    ]
+    return _Inner("words", f"git alias {words[index].value}", words=inner)
 
 
 def _tar_checkpoint(words: list[_Word]) -> list[tuple[str, _Word | None]]:
@@ -2202,6 +2631,8 @@ def is_safe_env_name(name: str, *, standalone: bool = False) -> bool:
     can turn a harmless command into any command, so only a known-safe set
     passes. A plain lowercase shell variable (``x=1``, not exported) is safe too.
     """
+    if name.startswith("__codev"):
+        return False  # the Bash tool's own wrapper variables
     if name in SAFE_ENV_VARS or name.startswith("LC_"):
         return True
     if name == "IFS":

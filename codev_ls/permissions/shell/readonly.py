@@ -498,6 +498,7 @@ class PathArgument:
 _NAME_LIST_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "file": (("--files-from",), "f"),
     "wc": (("--files0-from",), ""),
+    "sort": (("--files0-from",), ""),
     "du": (("--files0-from",), ""),
     "tar": (("--files-from",), "T"),
     "bsdtar": (("--files-from",), "T"),
@@ -518,8 +519,16 @@ def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
     the names of the files from a file (``file -f list``) adds a path only known
     at run time.
     """
-    if cmd.assignment_only or not cmd.argv or os.path.basename(cmd.argv[0]) in ARGS_NOT_PATHS:
+    if cmd.assignment_only or not cmd.argv:
         return []
+    if os.path.basename(cmd.argv[0]) in ARGS_NOT_PATHS:
+        # No file arguments, but the shell still expands a glob among them: a listing
+        # (`echo /etc/ss*/*` names what is there).
+        return [
+            PathArgument(word, True)
+            for i, word in enumerate(cmd.argv[1:], 1)
+            if i in cmd.dynamic and any(c in word for c in "*?[")
+        ]
     out: list[PathArgument] = []
     options_done = False
     for i, word in enumerate(cmd.argv[1:], 1):
@@ -530,15 +539,16 @@ def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
             options_done = True
             continue
         if not options_done and word.startswith("-") and len(word) > 1 and not dynamic:
-            _, eq, value = word.partition("=")
-            if eq and "/" in value:
+            key, eq, value = word.partition("=")
+            if eq and value and not _pattern_option(key):
+                # `--file=.env`, `--from-file=x`: any option's value may be a file.
                 out.append(PathArgument(value.removeprefix("@"), False))
-            elif not eq and not word.startswith("--") and "/" in word:
-                # `-f/etc/passwd`, `-bf../x`: some letter takes the rest as its value.
+            elif not eq and not word.startswith("--"):
+                # `-f/etc/passwd`, `-bf../x`, `-f.env`: some letter takes the rest as its value.
                 out.extend(
                     PathArgument(word[k:], False)
                     for k in range(2, len(word))
-                    if "/" in word[k:] and word[k - 1].isalpha()
+                    if ("/" in word[k:] or "." in word[k:]) and word[k - 1].isalpha()
                 )
             continue
         if not dynamic and "@" in word and "/" in word.split("@", 1)[1]:
@@ -547,6 +557,17 @@ def path_arguments(cmd: SimpleCommand) -> list[PathArgument]:
     if _reads_name_list(cmd):
         out.append(PathArgument("(the files named in a list)", True))
     return out
+
+
+# Options whose value is a pattern of names or a format, never a file to read.
+_PATTERN_OPTIONS = name_set(
+    "--include --exclude --exclude-dir --glob --iglob --type --type-not --format --pretty "
+    "--color --colour --date --since --until --after --before --author --committer --sort"
+)
+
+
+def _pattern_option(key: str) -> bool:
+    return key in _PATTERN_OPTIONS
 
 
 def _reads_name_list(cmd: SimpleCommand) -> bool:
@@ -609,6 +630,14 @@ def recursive_read(cmd: SimpleCommand) -> RecursiveRead | None:
     args = tuple(path_arguments(cmd))
     if cmd.open_args and "xargs" in cmd.wrappers and name in CONTENT_READERS:
         return RecursiveRead(args, True)  # the files come from stdin
+    if _reads_name_list(cmd):
+        # `sort --files0-from=-`, `wc --files0-from=list`: the files named in a list, which
+        # may be any file (as for xargs): every file under the working folder counts.
+        return RecursiveRead(args, True)
+    if name in ("diff", "colordiff") or (name == "git" and "diff" in argv and "--no-index" in argv):
+        # A diff of folders reads the files they share (`-r`: below them too), and with
+        # `-N` prints in full those only one side has: every file under the folders.
+        return RecursiveRead(args, False)
     if name in _GREPS:
         recursive = _has_option(
             argv, ("--recursive", "--dereference-recursive", "--directories=recurse"), "rR"

@@ -134,6 +134,55 @@ def plant_escaping_link(world: World) -> None:
     os.symlink(world.outside / "target.txt", world.ws / "src" / "notes.txt")
 
 
+def plant_xdg_git_config(world: World) -> None:
+    """A real repository, and a git config written under `Edit(src/**)` at the place git
+    reads as the *global* config once HOME points at src/ (`$HOME/.config/git/config`,
+    not a protected name)."""
+    subprocess.run(["git", "init", "-q", str(world.ws)], check=True)
+    cfg = world.ws / "src" / ".config" / "git" / "config"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(f'[core]\n\tfsmonitor = "touch {world.ws}/PWNED; false"\n')
+
+
+def plant_commondir_repo(world: World) -> None:
+    """A planted repository that git finds but `gitrepo.py` does not: src/q holds only
+    HEAD and a `commondir` file naming src/r, and git's `is_git_directory` looks for
+    objects/ and refs/ in the common dir. src/r borrows the workspace's own objects
+    (objects/info/alternates) and names an external diff program in its config. Every
+    file is one Edit(src/**) may write."""
+    subprocess.run(["git", "init", "-q", str(world.ws)], check=True)
+    git = ["git", "-C", str(world.ws), "-c", "user.name=t", "-c", "user.email=t@x"]
+    subprocess.run([*git, "add", "src/app.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout
+    q, r = world.ws / "src" / "q", world.ws / "src" / "r"
+    (q).mkdir()
+    (q / "HEAD").write_text("ref: refs/heads/main\n")
+    (q / "commondir").write_text("../r\n")
+    (r / "objects" / "info").mkdir(parents=True)
+    (r / "objects" / "info" / "alternates").write_text("../../../.git/objects\n")
+    (r / "refs" / "heads").mkdir(parents=True)
+    (r / "refs" / "heads" / "main").write_text(head)
+    (r / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+        f'[diff]\n\texternal = "touch {world.ws}/PWNED; true"\n'
+    )
+
+
+def git_init(world: World) -> None:
+    subprocess.run(["git", "init", "-q", str(world.ws)], check=True)
+
+
+def plant_included_git_config(world: World) -> None:
+    """A repository, and a config file written under `Edit(src/**)` that names a program."""
+    subprocess.run(["git", "init", "-q", str(world.ws)], check=True)
+    (world.ws / "src" / "x.cfg").write_text(
+        f'[core]\n\tfsmonitor = "touch {world.ws}/PWNED; false"\n'
+    )
+
+
 E = ("Bash(echo:*)", "Edit(src/**)")
 CASES = [
     # ---- compound forms (#28784, #94314, #82420: a rule must match every subcommand)
@@ -631,6 +680,160 @@ CASES = [
             ("fish", "fish -c 'rm victim.txt'"),
         )
     ),
+    # ---- second audit (audit2): variables set by other means than an assignment
+    # A `for` loop's variable is an assignment too: an exported one (PATH, HOME, or any
+    # name `export NAME` marked) re-points what later commands run.
+    Case("for-loop-bash-env", "export BASH_ENV; for BASH_ENV in evil.sh; do bash -c true; done"),
+    Case(
+        "for-loop-home-git-config",
+        "for HOME in src; do git status --short; done",
+        setup=plant_xdg_git_config,
+    ),
+    Case(
+        "for-loop-home-git-config-acceptedits",
+        "for HOME in src; do git status --short; done",
+        mode="acceptEdits",
+        setup=plant_xdg_git_config,
+    ),
+    # `${NAME:=value}` / `${NAME=value}` assign when NAME is unset.
+    Case("default-assign-bash-env", "export BASH_ENV; : ${BASH_ENV:=evil.sh}; bash -c true"),
+    Case(
+        "default-assign-bash-env-plain", "echo ${BASH_ENV=evil.sh}; export BASH_ENV; bash -c true"
+    ),
+    # `wait -p NAME` sets NAME: a name only known at run time is an array subscript bash
+    # evaluates ('a[$(cmd)]'), as for `read`/`printf -v`.
+    Case("wait-p-subscript", "x=$(printf 'a\\x5b$(touch PWNED)]'); sleep 0 & wait -n -p \"$x\""),
+    # The Bash tool's own wrapper keeps the cwd file's name in a shell variable the
+    # command can re-point: its EXIT trap then overwrites that file (`pwd -P >| ...`).
+    Case("cwd-file-variable-in-workspace", "__codev_cwd_file=victim.txt"),
+    Case("cwd-file-variable-outside", "cd src; __codev_cwd_file={outside}/target.txt"),
+    # A heredoc delimiter split by a backslash-newline ends the heredoc in bash (the
+    # body of an unquoted heredoc is read with line continuation); tree-sitter reads on.
+    Case("heredoc-continued-delimiter", "cat <<EOF\nEO\\\nF\ntouch PWNED\nEOF"),
+    Case("heredoc-continued-empty-line", "cat <<EOF\n\\\nEOF\ntouch PWNED\nEOF"),
+    Case(
+        "heredoc-continued-delimiter-deny",
+        "cat <<EOF\nEO\\\nF\nrm victim.txt\nEOF",
+        allow=("Bash",),
+        deny=("Bash(rm:*)",),
+        mode="bypassPermissions",
+    ),
+    # A repository planted under src/ with a `commondir` file (no objects/ of its own).
+    Case(
+        "planted-commondir-repo",
+        "cd src/q && git diff 4b825dc642cb6eb9a060e54bf8d69288fbee4904 HEAD",
+        setup=plant_commondir_repo,
+    ),
+    # ---- audit2: reads outside the workspace (and past deny rules) the checks miss
+    # `cd` with no operand goes to $HOME, and is judged as no read at all: what follows
+    # reads the home folder without naming a path.
+    Case("bare-cd-date-file", "cd && date --file=.bashrc", secret="# rc"),
+    Case("bare-cd-grep-r", "cd && grep -r --regexp=rc --include=.bashrc", secret="# rc"),
+    Case("bare-cd-grep-r-auto", "cd && grep -r --regexp=rc", mode="auto", secret="# rc"),
+    Case("bare-cd-ls", "cd && ls -a", secret=".bashrc"),
+    # `sort --files0-from` reads the files named in a list (stdin here).
+    Case(
+        "sort-files0-from-outside",
+        "printf '{outside}/target.txt\\0' | sort --files0-from=-",
+        secret="outside",
+    ),
+    # `--opt=FILE` is only a path when FILE holds a `/`: a file in the working folder
+    # given that way slips past a deny rule.
+    *(
+        Case(f"deny-read-option-{name}", command, deny=("Read(foo.txt)",), secret="SECRET-FOO")
+        for name, command in (
+            ("date-file", "date --file=foo.txt"),
+            ("diff-from-file", "diff --from-file=foo.txt src/app.py"),
+            ("sort-files0-from", "printf 'foo.txt\\0' | sort --files0-from=-"),
+        )
+    ),
+    # A recursive diff of folders prints every file of one side that the other lacks
+    # (`-N`: in full): a read of every file under them, like `grep -r`.
+    *(
+        Case(
+            f"deny-recursive-audit2-{name}",
+            command,
+            allow=("Bash",),
+            deny=("Read(foo.txt)",),
+            mode=mode,
+            secret="SECRET-FOO",
+        )
+        for name, command, mode in (
+            ("diff-rN", "diff -rN src .", "default"),
+            ("diff-rN-bypass", "diff -rN src .", "bypassPermissions"),
+            ("git-diff-no-index", "git diff --no-index src .", "default"),
+        )
+    ),
+    # git aliases without `!` run a git subcommand: the deny rule for it does not see it.
+    *(
+        Case(
+            f"git-plain-alias-{mode}",
+            "git -c alias.p=reset p --hard",
+            allow=("Bash(git:*)",),
+            deny=("Bash(git reset --hard:*)",),
+            mode=mode,
+            setup=git_init,
+        )
+        for mode in ("default", "bypassPermissions")
+    ),
+    # `-c include.path=FILE` reads a config file (model-written) whose program keys
+    # (core.fsmonitor, core.pager, aliases...) are never judged as `-c core.fsmonitor=` is.
+    Case(
+        "git-include-path-program",
+        "git -c include.path={ws}/src/x.cfg status --short",
+        allow=("Bash(git:*)", "Edit(src/**)"),
+        setup=plant_included_git_config,
+    ),
+    # ---- audit2: substitutions tree-sitter leaves inside a `${...}` operand
+    # `${x#PATTERN}` (#, ##, %, %%, ^, ^^, `,`, `,,`): the pattern is one `regex` leaf, so a
+    # `$(...)` in it is never walked; backticks in any operand (`${x-...}`, `${x:+...}`)
+    # are one `word` leaf. Bash expands them (the pattern when the variable is set).
+    *(
+        Case(f"expansion-operand-{name}", command)
+        for name, command in (
+            ("remove-prefix", "echo ${PWD#$(touch PWNED)}"),
+            ("remove-longest-suffix", "echo ${PWD%%$(touch PWNED)}"),
+            ("case-upper", "echo ${PWD^$(touch PWNED)}"),
+            ("case-lower-all", "echo ${PWD,,$(touch PWNED)}"),
+            ("quoted", 'echo "${PWD#$(touch PWNED)}"'),
+            ("backticks-default", "echo ${x-`touch PWNED`}"),
+            ("backticks-alternative", "echo ${PWD:+`touch PWNED`}"),
+            ("backticks-suffix", "echo ${HOME%`touch PWNED`}"),
+        )
+    ),
+    Case(
+        "expansion-operand-deny",
+        "echo ${PWD%`rm victim.txt`}",
+        allow=("Bash",),
+        deny=("Bash(rm:*)",),
+        mode="bypassPermissions",
+    ),
+    # ---- found while fixing audit2: the same families, other spellings
+    # Backticks in an unquoted heredoc body are text *between* tree-sitter's nodes.
+    Case("heredoc-body-backticks", "cat <<EOF\n`touch PWNED`\nEOF"),
+    # `{NAME}>file` assigns the new fd's number to NAME: PATH=10, then `ls` is looked
+    # up in ./10/ (a folder Edit(src/**) may fill after a `cd src`).
+    Case("fd-variable-path", "echo hi {PATH}>/dev/null; ls", allow=(*E, "Bash(ls:*)")),
+    # git's own options pick the repository: a planted one under src/ is still planted.
+    *(
+        Case(
+            f"git-global-planted-{name}",
+            command,
+            allow=("Bash(git:*)",),
+            setup=plant_bare_repo,
+        )
+        for name, command in (
+            ("C", "git -C src/q status --short"),
+            ("git-dir", "git --git-dir=src/q --work-tree=. status --short"),
+        )
+    ),
+    # Configuration that makes git run a program from a model-written file or folder.
+    Case(
+        "git-hooks-path",
+        "mkdir -p src/h && git -c core.hooksPath=src/h commit --allow-empty -qm x",
+        allow=("Bash(git:*)", "Bash(mkdir:*)", "Edit(src/**)"),
+        setup=git_init,
+    ),
     # ---- gap E: what prints the server's environment (API keys) asks
     Case("printenv-all", "printenv"),
     Case("echo-secret-variable", "echo $OPENAI_API_KEY", allow=("Edit(src/**)",)),
@@ -714,6 +917,14 @@ CONTROLS = [
     Case("printf-v-name", 'printf -v now %s x; echo "$now"'),
     Case("read-loop", 'while IFS= read -r line; do echo "$line"; done < src/app.py'),
     Case("arith-literal", "echo $((6 * 7)) ${HOME:1:2}"),
+    # audit2 controls: loops, default values, heredocs and git read commands as every day.
+    Case("for-loop-files", 'for f in src/*.py; do echo "$f"; done'),
+    Case("default-value", 'echo "${NAME:-world}" ${x:=1}'),
+    Case("heredoc-plain", "cat <<EOF\nhello $HOME\nEOF"),
+    Case("heredoc-tabs", "cat <<-EOF\n\thello\n\tEOF"),
+    Case("cd-src-ls", "cd src && ls -la && grep -rn print ."),
+    Case("git-read", "git status --short && git log --oneline -3 && git diff --stat"),
+    Case("diff-files", "diff src/app.py src/app.py", deny=("Read(foo.txt)",)),
     Case("write-src", tool="Write", input={"file_path": "{ws}/src/new.py", "content": "x = 1\n"}),
     Case("bypass", "touch made", allow=(), mode="bypassPermissions"),
 ]
@@ -730,3 +941,170 @@ async def test_controls_run_without_asking(world: World, case: Case, tmp_path: P
         await engine.aclose()
     assert outcome.status == "success", outcome.text()
     assert bridge.requests == []
+
+
+# --------------------------------------------------------------------------- audit2: settings approval
+
+
+@pytest.mark.parametrize(
+    "permissions",
+    [
+        {"allow": ["Bash(*)"]},  # parsed as the rule `Bash`: held as "Bash(*)", in force as "Bash"
+        {"allow": ["Bash "]},
+        {"allow": ["Bash( touch:* )"]},
+        {"allow": ["Bash"], "defaultMode": "bypasspermissions"},  # control for the next ones
+    ],
+    ids=["bash-star", "trailing-space", "spaced-specifier", "control-exact-bash"],
+)
+async def test_unapproved_project_allow_rules_do_not_allow(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, permissions: dict[str, Any]
+) -> None:
+    """A repository's checked-in allow rules are held until the user approves them
+    (trust.py). Held rules are compared by their raw text with the parsed rules' text,
+    which is normalised (`Bash(*)` is `Bash`): a spelling that normalises differently is
+    in force with no approval."""
+    monkeypatch.delenv("CODEV_TRUSTED_FOLDERS", raising=False)
+    (world.ws / ".codev" / "settings.json").write_text(json.dumps({"permissions": permissions}))
+    bridge = ScriptedBridge(default_answer="reject")
+    engine = Engine(
+        world.ws, bridge, base_tools=[BashTool(), WriteTool()], data_root=tmp_path / "data"
+    )
+    attach_permissions(engine, explicit_mode=False)
+    try:
+        outcome = await engine.run_tool("Bash", {"command": "touch PWNED"})
+    finally:
+        await engine.aclose()
+    assert outcome.status == "rejected", outcome.text()
+    assert not (world.ws / "PWNED").exists()
+
+
+@pytest.mark.parametrize("mode", ["acceptedits", "AcceptEdits", " acceptEdits"])
+async def test_unapproved_project_mode_is_not_in_force(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """`defaultMode` acceptEdits/auto from a repository's settings is held — but only
+    when spelt exactly: parse_mode takes any case and spaces, grants_of does not."""
+    monkeypatch.delenv("CODEV_TRUSTED_FOLDERS", raising=False)
+    (world.ws / ".codev" / "settings.json").write_text(
+        json.dumps({"permissions": {"defaultMode": mode}})
+    )
+    bridge = ScriptedBridge(default_answer="reject")
+    engine = Engine(
+        world.ws, bridge, base_tools=[BashTool(), WriteTool()], data_root=tmp_path / "data"
+    )
+    attach_permissions(engine, explicit_mode=False)
+    try:
+        outcome = await engine.run_tool(
+            "Write", {"file_path": str(world.ws / "PWNED"), "content": "x"}
+        )
+    finally:
+        await engine.aclose()
+    assert outcome.status == "rejected", outcome.text()
+    assert not (world.ws / "PWNED").exists()
+
+
+# --------------------------------------------------------------------------- audit2: the sandbox
+
+
+def _bwrap_works() -> bool:
+    import shutil
+
+    from codev_ls.tools.sandbox import probe_bwrap
+
+    bwrap = shutil.which("bwrap")
+    return bwrap is not None and probe_bwrap(bwrap).available
+
+
+needs_bwrap = pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap cannot run here")
+
+
+@needs_bwrap
+async def test_sandbox_keeps_the_repository_common_dir(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command the user allowed (or one that got through) runs sandboxed; the sandbox
+    must not let it re-point the workspace's repository at a config of its choosing.
+    `.git/commondir` does that: git then reads `config` (core.fsmonitor...) from the
+    folder it names — in the user's next `git status`, outside the sandbox."""
+    monkeypatch.delenv("CODEV_SANDBOX", raising=False)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "src").mkdir()
+    bridge = ScriptedBridge(default_answer="allow_once")
+    engine = Engine(workspace, bridge, base_tools=[BashTool()], data_root=tmp_path / "data")
+    attach_permissions(engine, explicit_mode=True)
+    try:
+        await engine.run_tool("Bash", {"command": "echo ../src/r > .git/commondir"})
+    finally:
+        await engine.aclose()
+    assert not (workspace / ".git" / "commondir").exists()
+
+
+@needs_bwrap
+async def test_cwd_file_variable_cannot_rewrite_git_commondir(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Default mode, no rules, sandbox on: `__codev_cwd_file` (the Bash wrapper's own
+    variable) re-pointed at `.git/commondir` makes the wrapper's EXIT trap write the
+    working folder's path there, unasked."""
+    monkeypatch.delenv("CODEV_SANDBOX", raising=False)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "src" / "r").mkdir(parents=True)
+    bridge = ScriptedBridge(default_answer="reject")
+    engine = Engine(workspace, bridge, base_tools=[BashTool()], data_root=tmp_path / "data")
+    attach_permissions(engine, explicit_mode=True)
+    try:
+        await engine.run_tool(
+            "Bash", {"command": "cd src/r && __codev_cwd_file=../../.git/commondir"}
+        )
+    finally:
+        await engine.aclose()
+    assert not (workspace / ".git" / "commondir").exists()
+
+
+@needs_bwrap
+async def test_sandbox_has_no_host_unix_sockets(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "No network" must include the host's Unix sockets (docker.sock, the D-Bus session
+    bus, an ssh agent outside /tmp): a sandboxed command can connect to one on the
+    read-only root — a read-only mount does not stop connect()."""
+    import socket
+    import tempfile
+
+    monkeypatch.delenv("CODEV_SANDBOX", raising=False)
+    folder = Path(tempfile.mkdtemp(prefix="codev-sock-", dir="/var/tmp"))
+    path = folder / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    server.settimeout(5)
+    got: list[bytes] = []
+
+    import threading
+
+    def accept() -> None:
+        try:
+            conn, _ = server.accept()
+            got.append(conn.recv(100))
+            conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    bridge = ScriptedBridge(default_answer="allow_once")
+    engine = Engine(workspace, bridge, base_tools=[BashTool()], data_root=tmp_path / "data")
+    attach_permissions(engine, explicit_mode=True)
+    script = (
+        "import socket; s = socket.socket(socket.AF_UNIX); "
+        f"s.connect({str(path)!r}); s.send(b'escaped')"
+    )
+    try:
+        await engine.run_tool("Bash", {"command": f"python3 -c {json.dumps(script)}"})
+    finally:
+        await engine.aclose()
+        thread.join(10)
+        server.close()
+        path.unlink(missing_ok=True)
+        folder.rmdir()
+    assert got == [], "a sandboxed command reached a Unix socket of the host"

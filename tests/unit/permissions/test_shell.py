@@ -612,3 +612,138 @@ def test_a_server_chosen_name_is_unknown() -> None:
 
     (cmd,) = parse_command("curl -OJ https://h/x").commands
     assert any(t.unknown for t in write_targets(cmd))
+
+
+# --------------------------------------------------------------------------- audit2: general rules
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        # Leaves tree-sitter does not descend into (a `${x#...}` pattern, a `${x-...}` word).
+        ("echo ${PWD#$(touch a)}", ("touch", "a")),
+        ("echo ${PWD%%`touch a`}", ("touch", "a")),
+        ('echo "${x,,$(touch a)}"', ("touch", "a")),
+        # Text between the children of an unquoted heredoc body.
+        ("cat <<EOF\n`touch a`\nEOF", ("touch", "a")),
+        ("cat <<EOF\nx `touch a` y\nEOF", ("touch", "a")),
+    ],
+)
+def test_substitutions_the_parser_does_not_see_into_are_not_understood(
+    command: str, inner: tuple
+) -> None:
+    parsed = parse_command(command)
+    assert not parsed.fully_understood
+    # What runs there is still seen by deny and ask rules.
+    assert inner in [c.argv for c in parsed.shadows] + argvs(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo ${x#\\$(a)}",  # escaped: a literal pattern
+        "echo ${x#'$(a)'}",
+        "cat <<'EOF'\n`touch a`\nEOF",  # a quoted heredoc body is data
+        "cat <<EOF\nplain \\`text\\`\nEOF",
+        "cat <<-EOF\n\thello\n\tEOF",
+        "cat <<EOF | wc -l\nfoo \\\nbar\nEOF",  # a continued line that is not the delimiter
+    ],
+)
+def test_literal_text_stays_understood(command: str) -> None:
+    assert parse_command(command).fully_understood, parse_command(command).reasons
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<EOF\nEO\\\nF\ntouch a\nEOF",  # bash joins `EO\` and `F`: the heredoc ends there
+        "cat <<EOF\n\\\nEOF\ntouch a\nEOF",
+    ],
+)
+def test_a_heredoc_bash_ends_elsewhere_is_not_understood(command: str) -> None:
+    assert not parse_command(command).fully_understood
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        ("for HOME in src; do :; done", "HOME"),
+        ("for PATH in bin; do ls; done", "PATH"),
+        (": ${BASH_ENV:=evil.sh}", "BASH_ENV"),
+        ("echo ${GIT_CONFIG_GLOBAL=x}", "GIT_CONFIG_GLOBAL"),
+        ("wait -p PATH", "PATH"),
+        ("wait -np PATH", "PATH"),
+        ("echo hi {PATH}>/dev/null", "PATH"),
+        ("export BASH_ENV", "BASH_ENV"),
+        ("read -r PATH", "PATH"),
+    ],
+)
+def test_every_way_of_assigning_a_variable_is_an_assignment(command: str, name: str) -> None:
+    parsed = parse_command(command)
+    assert any(name in dict(c.env) for c in parsed.commands)
+    assert not is_read_only_command(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'for f in *.md; do echo "$f"; done',
+        "echo ${x:-default} ${HOME:1:2}",
+        "x=1; echo ${x:=2}",
+        "declare -p HOME",
+        "export LANG",
+    ],
+)
+def test_harmless_assignments_stay_read_only(command: str) -> None:
+    assert read_only_problem(command) is None
+
+
+def test_fd_variable_word_is_no_argument() -> None:
+    assert argvs("echo hi {fd}>/dev/null")[-1] == ("echo", "hi")
+    assert not parse_command("echo {a[$(touch x)]}>/dev/null").fully_understood
+
+
+def test_the_bash_wrapper_variables_are_never_safe() -> None:
+    assert not is_read_only_command("__codev_cwd_file=victim.txt")
+    assert not is_read_only_command("read __codev_cwd_file")
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("git -c alias.p=reset p --hard", ("git", "-c", "alias.p=reset", "reset", "--hard")),
+        ("git -c alias.P='push -f' P", ("git", "-c", "alias.P=push -f", "push", "-f")),
+    ],
+)
+def test_git_aliases_of_the_line_are_looked_through(command: str, inner: tuple) -> None:
+    assert inner in argvs(command)
+    (cmd,) = parse_command(command).commands
+    assert match_rule(f"{inner[3]}:*".join(["git ", ""]), cmd, "deny")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c include.path=x.cfg status",
+        "git -c includeIf.gitdir:/.path=x.cfg status",
+        "git -c core.hooksPath=src/h commit -m x",
+        "git -c protocol.ext.allow=always fetch 'ext::sh -c x'",
+        "git --config-env=core.pager=PAGER_CMD log",
+        "git --exec-path=src frobnicate",
+    ],
+)
+def test_git_configuration_not_analysed_is_not_understood(command: str) -> None:
+    assert not parse_command(command).fully_understood
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c user.name=t -c user.email=t@x commit -m x",
+        "git -c color.ui=always log -1",
+        "git log -c foo.txt",  # `-c` after the subcommand is git log's own option
+        "git -c core.pager=cat log",
+    ],
+)
+def test_harmless_git_configuration_stays_understood(command: str) -> None:
+    assert parse_command(command).fully_understood, parse_command(command).reasons

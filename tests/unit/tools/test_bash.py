@@ -90,6 +90,65 @@ async def test_cd_outside_workspace_is_reset_with_a_note(workspace: Path) -> Non
     await engine.aclose()
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "__codev_cwd_file=victim.txt",  # the name the wrapper once kept in a variable
+        "exec 63>>victim.txt",  # the wrapper's descriptor, re-opened on another file
+        "exec 63>&-",
+    ],
+)
+async def test_the_command_cannot_redirect_where_the_cwd_is_written(
+    workspace: Path, sandbox_mode: str, command: str
+) -> None:
+    """The wrapper's EXIT trap writes the final directory; the command (even one the
+    user allowed) must not be able to make it write anywhere else."""
+    (workspace / "victim.txt").write_text("keep me\n")
+    (workspace / "sub").mkdir()
+    engine, _ = make_engine(workspace)
+    await run(engine, f"cd sub; {command.replace('victim.txt', '../victim.txt')}")
+    assert (workspace / "victim.txt").read_text() == "keep me\n"
+    await engine.aclose()
+
+
+async def test_cwd_file_swapped_for_a_link_is_not_followed(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unsandboxed, the command can see the cwd file's path (the wrapper's arguments):
+    replacing it with a link to a file of the user's must not make the trap write there."""
+    monkeypatch.setenv("CODEV_SANDBOX", "0")
+    target = workspace.parent / "users-file.txt"
+    target.write_text("keep me\n")
+    engine, _ = make_engine(workspace, mode="bypassPermissions")
+    script = (
+        "f=$(tr '\\0' '\\n' < /proc/$$/cmdline | grep -o '/[^ ;]*codev-cwd-[0-9a-f]*' | head -1); "
+        f'rm -f "$f" && ln -s {target} "$f" && echo "swapped $f"; cd /'
+    )
+    outcome = await run(engine, script)
+    await engine.aclose()
+    assert "swapped /" in outcome.text(), outcome.text()
+    assert target.read_text() == "keep me\n"
+
+
+async def test_shell_start_up_variables_of_the_server_do_not_reach_the_command(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, sandbox_mode: str
+) -> None:
+    """BASH_ENV would run a file before the judged line; CDPATH would send `cd src`
+    elsewhere than the permission check resolved it."""
+    elsewhere = workspace.parent / "elsewhere"
+    (elsewhere / "src").mkdir(parents=True)
+    (workspace / "src").mkdir()
+    rc = workspace.parent / "rc.sh"
+    rc.write_text("echo SOURCED\n")
+    monkeypatch.setenv("BASH_ENV", str(rc))
+    monkeypatch.setenv("CDPATH", str(elsewhere))
+    engine, _ = make_engine(workspace)
+    outcome = await run(engine, "cd src && pwd")
+    assert "SOURCED" not in outcome.text()
+    assert outcome.text().splitlines()[0] == str(workspace / "src")
+    await engine.aclose()
+
+
 async def test_deleted_cwd_falls_back_to_root(workspace: Path) -> None:
     (workspace / "gone").mkdir()
     engine, _ = make_engine(workspace)

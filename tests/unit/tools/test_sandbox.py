@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import socket
 import stat
+import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
@@ -360,3 +362,119 @@ def test_probe_is_cached(tmp_path: Path) -> None:
         assert not probe_bwrap(str(fake)).available
     assert counter.read_text() == "x\n"
     assert not probe_bwrap(str(tmp_path / "missing")).available
+
+
+# --------------------------------------------------------------------------- host Unix sockets
+
+
+class UnixListener:
+    """A Unix socket of the host, outside /tmp (which the sandbox replaces)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / "host.sock"
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(self.path))
+        self.sock.listen(1)
+        self.sock.settimeout(5)
+        self.got: list[bytes] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+            with conn:
+                self.got.append(conn.recv(100))
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.sock.close()
+        self._thread.join(10)
+
+
+def unix_connect_command(path: Path) -> str:
+    script = (
+        "import socket; s = socket.socket(socket.AF_UNIX); "
+        f"s.connect({str(path)!r}); s.send(b'hello'); print('connected')"
+    )
+    return f"python3 -c {json.dumps(script)}"
+
+
+async def test_host_unix_sockets_are_out_of_reach_and_the_rest_works(
+    workspace: Path, outside_dir: Path
+) -> None:
+    """The seccomp filter: no Unix socket can be made (so none of the host's can be
+    reached), while socket pairs (asyncio, subprocess pipes) and TCP inside the
+    sandbox's own network namespace still work."""
+    assert probe_bwrap().seccomp, probe_bwrap().seccomp_reason
+    listener = UnixListener(outside_dir)
+    engine, _ = make_engine(workspace)
+    outcome = await engine.run_tool("Bash", {"command": unix_connect_command(listener.path)})
+    assert outcome.is_error and "Operation not permitted" in outcome.text(), outcome.text()
+    listener.close()
+    assert listener.got == []
+    works = (
+        "import socket, asyncio; socket.socketpair(); asyncio.run(asyncio.sleep(0)); "
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+        "socket.create_connection(s.getsockname()); print('fine')"
+    )
+    outcome = await engine.run_tool("Bash", {"command": f"python3 -c {json.dumps(works)}"})
+    assert outcome.text().startswith("fine"), outcome.text()
+    await engine.aclose()
+
+
+async def test_unix_sockets_allowed_by_settings_are_reachable(
+    workspace: Path, outside_dir: Path
+) -> None:
+    """The control: with `allowUnixSockets` the same command reaches the socket."""
+    (workspace / ".codev").mkdir()
+    (workspace / ".codev" / "settings.json").write_text(
+        json.dumps({"sandbox": {"allowUnixSockets": True}})
+    )
+    listener = UnixListener(outside_dir)
+    engine, _ = make_engine(workspace)
+    outcome = await engine.run_tool("Bash", {"command": unix_connect_command(listener.path)})
+    assert outcome.text().startswith("connected"), outcome.text()
+    assert outcome.meta["sandboxed"] is True
+    listener.close()
+    assert listener.got == [b"hello"]
+    await engine.aclose()
+
+
+def test_the_seccomp_filter_is_handed_to_bwrap(workspace: Path, tmp_path: Path) -> None:
+    argv = build_bwrap_argv(
+        "bwrap", ["true"], workspace=workspace, private_tmp=tmp_path, cwd=workspace, seccomp_fd=7
+    )
+    assert argv[argv.index("--seccomp") + 1] == "7"
+    assert argv.index("--seccomp") < argv.index("--")
+    program = sandbox_mod.seccomp_program()
+    assert program is not None and len(program) % 8 == 0
+
+
+# --------------------------------------------------------------------------- .git/commondir
+
+
+async def test_a_commondir_a_command_creates_is_removed(workspace: Path) -> None:
+    """`.git/commondir` makes git read `config` from the folder it names — in the user's
+    own git too. The sandbox cannot mount over a file that does not exist, so one a
+    command creates is removed when the command ends (and the result says so)."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    engine, _ = make_engine(workspace, mode="bypassPermissions")
+    outcome = await engine.run_tool("Bash", {"command": "echo ../x > .git/commondir; echo done"})
+    assert outcome.text().startswith("done"), outcome.text()
+    assert "removed .git/commondir" in outcome.text()
+    assert not (workspace / ".git" / "commondir").exists()
+    # A background command's is removed before the next command starts.
+    outcome = await engine.run_tool(
+        "Bash", {"command": "echo ../x > .git/commondir", "run_in_background": True}
+    )
+    for _ in range(200):
+        if (workspace / ".git" / "commondir").exists():
+            break
+        await asyncio.sleep(0.05)
+    assert (workspace / ".git" / "commondir").exists()
+    outcome = await engine.run_tool("Bash", {"command": "git status --short; echo ok"})
+    assert not (workspace / ".git" / "commondir").exists()
+    assert "ok" in outcome.text()
+    await engine.aclose()
