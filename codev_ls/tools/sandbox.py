@@ -309,7 +309,12 @@ def _probe_seccomp(bwrap: str, argv: list[str]) -> tuple[bool, str]:
     )
     fd = _program_fd(program)
     cut = argv.index("--")
-    probe = [*argv[:cut], "--seccomp", str(fd), "--", python, "-c", check]
+    # Without the probe's private /tmp: the server's own Python may live under /tmp (a
+    # venv in a fresh clone there), and the filter is what is tried, not the mounts.
+    mounts = argv[:cut]
+    at = mounts.index("--tmpfs")
+    mounts = mounts[:at] + mounts[at + 2 :]
+    probe = [*mounts, "--seccomp", str(fd), "--", python, "-c", check]
     try:
         proc = subprocess.run(probe, capture_output=True, timeout=15, check=False, pass_fds=(fd,))
     except (OSError, subprocess.SubprocessError) as exc:
