@@ -268,18 +268,21 @@ def probe_bwrap(bwrap: str | None = None) -> SandboxStatus:
         return status
 
 
-def _run_probe(bwrap: str) -> SandboxStatus:
-    argv = [
+def _probe_options(bwrap: str) -> list[str]:
+    """bwrap and the confinement both probes use (the real sandbox adds the binds)."""
+    return [
         bwrap,
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
         "--unshare-net",
         "--unshare-pid",
         "--die-with-parent",
-        "--", "/bin/sh", "-c", "exit 0",
     ]  # fmt: skip
+
+
+def _run_probe(bwrap: str) -> SandboxStatus:
+    argv = [*_probe_options(bwrap), "--tmpfs", "/tmp", "--", "/bin/sh", "-c", "exit 0"]
     try:
         proc = subprocess.run(argv, capture_output=True, timeout=15, check=False)
     except FileNotFoundError:
@@ -290,11 +293,11 @@ def _run_probe(bwrap: str) -> SandboxStatus:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
         detail = err[-1] if err else f"exit code {proc.returncode}"
         return SandboxStatus(False, f"bwrap cannot run here ({detail})")
-    seccomp, why = _probe_seccomp(bwrap, argv)
+    seccomp, why = _probe_seccomp(bwrap)
     return SandboxStatus(True, "", bwrap, seccomp, why)
 
 
-def _probe_seccomp(bwrap: str, argv: list[str]) -> tuple[bool, str]:
+def _probe_seccomp(bwrap: str) -> tuple[bool, str]:
     """Whether bwrap loads the filter here and it does what it is for: a Unix socket
     cannot be made, a pair of them can."""
     program = seccomp_program()
@@ -308,13 +311,9 @@ def _probe_seccomp(bwrap: str, argv: list[str]) -> tuple[bool, str]:
         "raise SystemExit(3)\n"
     )
     fd = _program_fd(program)
-    cut = argv.index("--")
-    # Without the probe's private /tmp: the server's own Python may live under /tmp (a
-    # venv in a fresh clone there), and the filter is what is tried, not the mounts.
-    mounts = argv[:cut]
-    at = mounts.index("--tmpfs")
-    mounts = mounts[:at] + mounts[at + 2 :]
-    probe = [*mounts, "--seccomp", str(fd), "--", python, "-c", check]
+    # No private /tmp here: the server's own Python may live under /tmp (a venv in a
+    # fresh clone there), and the filter is what is tried, not the mounts.
+    probe = [*_probe_options(bwrap), "--seccomp", str(fd), "--", python, "-c", check]
     try:
         proc = subprocess.run(probe, capture_output=True, timeout=15, check=False, pass_fds=(fd,))
     except (OSError, subprocess.SubprocessError) as exc:
